@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs agentperf's build dependencies from Debian 12 packages, then builds.
+# Boost comes as the versioned 1.81 packages: never libboost-dev (it pulls 1.74
+# and conflicts with 1.81 headers).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libboost1.81-dev libboost-system1.81-dev
+  libsimdjson-dev nlohmann-json3-dev libcli11-dev
+  libspdlog-dev libfmt-dev libyaml-cpp-dev libzstd-dev
+  libpcre2-dev libutf8proc-dev libsqlite3-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+BUILD_TYPE="${BUILD_TYPE:-Release}"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE"
+cmake --build build -j "${JOBS:-2}"

@@ -1,0 +1,54 @@
+// agentperf: benchmark, plan and route LLM inference under agentic workloads.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/profile_command.h"
+#include "cli/run_command.h"
+#include "common/error.h"
+#include "common/version.h"
+
+namespace {
+std::string join_args(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace agentperf;
+  CLI::App app{"agentperf: a native load generator and toolkit for LLM inference under agentic workloads"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(version()));
+
+  auto* profile = app.add_subcommand("profile", "Benchmark an OpenAI-compatible endpoint with synthetic prompts");
+  ProfileConfig profile_cfg;
+  cli::ProfileCliText profile_text;
+  cli::add_profile_options(*profile, profile_cfg, profile_text);
+
+  auto run = cli::add_run_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  const std::string command = join_args(argc, argv);
+  try {
+    if (profile->parsed()) {
+      cli::finish_profile_options(profile_cfg, profile_text);
+      return cli::run_profile(profile_cfg, command);
+    }
+    if (cli::run_command_selected(*run)) return cli::execute_run_command(*run, command);
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "agentperf: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "agentperf: internal error: %s\n", e.what());
+    return 70;
+  }
+  return 0;
+}

@@ -1,0 +1,214 @@
+#include "cli/profile_command.h"
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "load/distribution.h"
+#include "load/load_runner.h"
+#include "load/request_builder.h"
+#include "metrics/export.h"
+
+namespace agentperf::cli {
+namespace {
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t");
+  const auto e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+extern "C" void on_sigint(int) { LoadRunner::request_interrupt(); }
+
+}  // namespace
+
+void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
+  auto* target = "Target";
+  cmd.add_option("-u,--url", cfg.url, "Server base URL (http:// or https://)")->group(target)->capture_default_str();
+  cmd.add_option("--endpoint", cfg.endpoint, "Request path; default /v1/chat/completions or /v1/completions")
+      ->group(target);
+  cmd.add_option("--endpoint-type", text.endpoint_type, "chat or completions")
+      ->check(CLI::IsMember({"chat", "completions"}))
+      ->group(target)
+      ->capture_default_str();
+  cmd.add_option("-m,--model", cfg.model, "Model name; default: the first id from GET /v1/models")->group(target);
+  cmd.add_flag("--streaming,!--no-streaming", cfg.streaming, "Stream responses over SSE (default on)")->group(target);
+  cmd.add_option("-H,--header", text.headers, "Extra request header 'Name: value' (repeatable)")->group(target);
+  cmd.add_option("--api-key", cfg.api_key, "Sent as 'Authorization: Bearer KEY'")->group(target);
+  cmd.add_option("--extra-inputs", text.extra_inputs,
+                 "Extra body field key:value, value parsed as JSON when it is JSON (e.g. ignore_eos:true); repeatable")
+      ->group(target);
+
+  auto* load = "Load";
+  cmd.add_option("-c,--concurrency", cfg.concurrency, "Closed loop: N requests in flight at all times; with "
+                 "--request-rate, a cap on requests in flight")
+      ->check(CLI::PositiveNumber)->group(load);
+  cmd.add_option("-r,--request-rate", cfg.request_rate, "Open loop: R requests per second")
+      ->check(CLI::PositiveNumber)->group(load);
+  cmd.add_option("--arrival-pattern", text.arrival, "poisson or constant inter-arrival times (open loop)")
+      ->check(CLI::IsMember({"poisson", "constant"}))
+      ->group(load)
+      ->capture_default_str();
+  cmd.add_option("-n,--request-count", cfg.request_count,
+                 "Profiling requests to send (default: 10 x concurrency, at least 100, unless --duration is given)")
+      ->check(CLI::PositiveNumber)->group(load);
+  cmd.add_option("-d,--duration,--benchmark-duration", cfg.duration_s,
+                 "Stop sending after this many seconds of profiling")
+      ->check(CLI::PositiveNumber)->group(load);
+  cmd.add_option("--grace-period,--benchmark-grace-period", cfg.grace_period_s,
+                 "After --duration, seconds to wait for in-flight requests before cancelling them")
+      ->check(CLI::NonNegativeNumber)->group(load)->capture_default_str();
+  cmd.add_option("--warmup-request-count", cfg.warmup_request_count,
+                 "Requests sent and drained before profiling; excluded from metrics")
+      ->check(CLI::NonNegativeNumber)->group(load)->capture_default_str();
+  cmd.add_option("--workers", cfg.workers, "Client event loops (threads)")
+      ->check(CLI::PositiveNumber)->group(load)->capture_default_str();
+  cmd.add_option("--random-seed", cfg.seed, "Seed for prompts and arrival times")->group(load)->capture_default_str();
+  cmd.add_option("--failed-request-threshold", cfg.failed_request_threshold,
+                 "Stop the run when the error ratio exceeds this (0..1]; 1 = never")
+      ->check(CLI::Range(0.0, 1.0))->group(load)->capture_default_str();
+
+  auto* prompt = "Prompts";
+  cmd.add_option("--isl,--synthetic-input-tokens-mean", cfg.isl.mean,
+                 "Input length in tokens (whole prompt, shared prefix included)")
+      ->check(CLI::PositiveNumber)->group(prompt)->capture_default_str();
+  cmd.add_option("--isl-stddev,--synthetic-input-tokens-stddev", cfg.isl.stddev, "Std-dev of input length")
+      ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+  cmd.add_option("--osl,--output-tokens-mean", cfg.osl.mean, "Output length in tokens (sent as max_tokens)")
+      ->check(CLI::PositiveNumber)->group(prompt)->capture_default_str();
+  cmd.add_option("--osl-stddev,--output-tokens-stddev", cfg.osl.stddev, "Std-dev of output length")
+      ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+  cmd.add_option("--prefix-length,--prompt-prefix-length", cfg.prefix_length,
+                 "Tokens of shared prefix at the start of every prompt")
+      ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+  cmd.add_option("--num-prefix-groups,--prompt-prefix-pool-size", cfg.num_prefix_groups,
+                 "Distinct shared prefixes, assigned round-robin")
+      ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+  cmd.add_option("--prompt-format", text.prompt_format,
+                 "token-ids (exact length; completions only), text, or auto (token-ids for completions)")
+      ->check(CLI::IsMember({"auto", "token-ids", "text"}))
+      ->group(prompt)
+      ->capture_default_str();
+  cmd.add_option("--token-id-range", text.token_id_range, "MIN:MAX range of synthetic token ids (default 1000:30000)")
+      ->group(prompt);
+
+  auto* client = "Client";
+  cmd.add_option("--connect-timeout", cfg.connect_timeout_s, "Seconds to establish a connection")
+      ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
+  cmd.add_option("--request-timeout,--request-timeout-seconds", cfg.request_timeout_s,
+                 "Seconds for one whole request")
+      ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
+  cmd.add_option("--keepalive-idle", cfg.keepalive_idle_s,
+                 "Reuse a pooled connection only if idle less than this many seconds (keep it below the server's "
+                 "keep-alive timeout)")
+      ->check(CLI::NonNegativeNumber)->group(client)->capture_default_str();
+  cmd.add_option("--connect-attempts", cfg.connect_attempts, "Connection attempts before a request fails")
+      ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
+  cmd.add_flag("--tls-verify", cfg.tls_verify, "Verify the server's TLS certificate")->group(client);
+
+  auto* output = "Output";
+  cmd.add_option("-o,--artifact-dir,--output-artifact-dir", cfg.artifact_dir, "Directory for result files")
+      ->group(output)->capture_default_str();
+  cmd.add_flag("-q,--quiet", cfg.quiet, "No progress line")->group(output);
+  cmd.add_option("--progress-interval", cfg.progress_interval_s, "Seconds between progress updates")
+      ->check(CLI::PositiveNumber)->group(output)->capture_default_str();
+}
+
+void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text) {
+  cfg.endpoint_type = text.endpoint_type == "completions" ? EndpointType::completions : EndpointType::chat;
+  cfg.arrival = text.arrival == "constant" ? ArrivalPattern::constant : ArrivalPattern::poisson;
+  cfg.prompt_format = text.prompt_format == "token-ids" ? PromptFormat::token_ids
+                      : text.prompt_format == "text"    ? PromptFormat::text
+                                                        : PromptFormat::auto_;
+  cfg.headers.clear();
+  for (const auto& h : text.headers) {
+    const auto colon = h.find(':');
+    if (colon == std::string::npos || trim(h.substr(0, colon)).empty())
+      throw UserError("--header '" + h + "': expected 'Name: value'");
+    cfg.headers.emplace_back(trim(h.substr(0, colon)), trim(h.substr(colon + 1)));
+  }
+  cfg.extra_inputs.clear();
+  for (const auto& e : text.extra_inputs) {
+    const auto colon = e.find(':');
+    if (colon == std::string::npos || colon == 0)
+      throw UserError("--extra-inputs '" + e + "': expected key:value (value as JSON, e.g. ignore_eos:true)");
+    const std::string key = e.substr(0, colon), value = e.substr(colon + 1);
+    auto parsed = nlohmann::json::parse(value, nullptr, false);
+    cfg.extra_inputs.emplace_back(key, parsed.is_discarded() ? nlohmann::json(value).dump() : parsed.dump());
+  }
+  if (!text.token_id_range.empty()) {
+    const auto colon = text.token_id_range.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument("no colon");
+      std::size_t used = 0;
+      cfg.token_id_min = std::stoi(text.token_id_range.substr(0, colon), &used);
+      cfg.token_id_max = std::stoi(text.token_id_range.substr(colon + 1), &used);
+    } catch (const std::exception&) {
+      throw UserError("--token-id-range '" + text.token_id_range + "': expected MIN:MAX, e.g. 1000:30000");
+    }
+  }
+}
+
+int run_profile(ProfileConfig cfg, const std::string& cli_command) {
+  if (!cfg.request_count && !cfg.duration_s) {
+    const double base = cfg.concurrency ? 10.0 * *cfg.concurrency : 10.0 * cfg.request_rate.value_or(10);
+    cfg.request_count = std::max<std::int64_t>(100, static_cast<std::int64_t>(base));
+    if (!cfg.quiet)
+      std::fprintf(stderr, "agentperf: no --request-count or --duration given: sending %lld profiling requests\n",
+                   static_cast<long long>(*cfg.request_count));
+  }
+  cfg.validate();
+
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.artifact_dir, ec);
+  if (ec) throw UserError("cannot create --artifact-dir '" + cfg.artifact_dir + "': " + ec.message());
+
+  const std::string model = preflight_model(cfg);
+  cfg.model = model;
+  if (!cfg.quiet)
+    std::fprintf(stderr, "agentperf: profiling %s%s (model %s, %s)\n", cfg.url.c_str(), cfg.endpoint_path().c_str(),
+                 model.c_str(),
+                 cfg.request_rate ? ("open loop at " + std::to_string(*cfg.request_rate) + " req/s").c_str()
+                                  : ("concurrency " + std::to_string(*cfg.concurrency)).c_str());
+
+  LoadRunner runner(cfg, model);
+  auto previous = std::signal(SIGINT, on_sigint);
+  RunResult result = runner.run();
+  std::signal(SIGINT, previous);
+
+  nlohmann::json input_config = cfg;
+  AggregateInputs in;
+  in.run = &result;
+  in.input_config = input_config;
+  in.cli_command = cli_command;
+  Rng id_rng(mix_seed(cfg.seed, static_cast<std::uint64_t>(wall_ns())));
+  in.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
+  nlohmann::json agg = build_aggregate(result.records, in);
+
+  const std::filesystem::path dir(cfg.artifact_dir);
+  write_profile_jsonl(dir / "profile_export.jsonl", result.records);
+  write_json_file(dir / "profile_export_aiperf.json", agg);
+  print_summary(agg);
+  std::fprintf(stdout, "Results: %s\n", (dir / "profile_export_aiperf.json").string().c_str());
+
+  const double ok = agg["request_count"]["avg"].get<double>();
+  const double errors = agg["error_request_count"]["avg"].get<double>();
+  if (result.interrupted) {
+    std::fprintf(stderr, "agentperf: interrupted; results are partial and marked was_cancelled\n");
+    return 130;
+  }
+  if (!result.abort_reason.empty()) {
+    std::fprintf(stderr, "agentperf: run aborted: %s\n", result.abort_reason.c_str());
+    return 1;
+  }
+  if (ok == 0 && errors > 0) {
+    std::fprintf(stderr, "agentperf: every request failed (see error_summary)\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace agentperf::cli

@@ -1,0 +1,33 @@
+// `agentperf profile`: benchmark an OpenAI-compatible endpoint with
+// synthetic prompts in closed-loop (--concurrency) or open-loop
+// (--request-rate) mode, and write AIPerf-compatible results.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "load/profile_config.h"
+
+namespace agentperf::cli {
+
+// Text forms of options that need parsing after CLI11 has read them.
+struct ProfileCliText {
+  std::vector<std::string> headers;
+  std::vector<std::string> extra_inputs;
+  std::string endpoint_type = "chat";
+  std::string arrival = "poisson";
+  std::string prompt_format = "auto";
+  std::string token_id_range;
+};
+
+// Registers every profile option on `cmd` (shared with `agentperf run`).
+void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
+
+// Turns the text forms into cfg fields; throws UserError naming the option.
+void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text);
+
+// Runs the benchmark described by cfg; returns the process exit code.
+int run_profile(ProfileConfig cfg, const std::string& cli_command);
+
+}  // namespace agentperf::cli

@@ -1,0 +1,26 @@
+#include "common/clock.h"
+
+#include <chrono>
+
+namespace agentperf {
+
+std::int64_t monotonic_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t wall_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+ClockAnchor ClockAnchor::now() noexcept {
+  ClockAnchor a{};
+  a.mono_ns = monotonic_ns();
+  a.wall_ns = agentperf::wall_ns();
+  return a;
+}
+
+}  // namespace agentperf

@@ -1,0 +1,6 @@
+#pragma once
+#include <string_view>
+
+namespace agentperf {
+std::string_view version() noexcept;
+}

@@ -1,0 +1,381 @@
+#include "load/load_runner.h"
+
+#include <algorithm>
+#include <boost/asio.hpp>
+#include <csignal>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unordered_set>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "load/arrival_schedule.h"
+#include "load/prompt_synth.h"
+#include "load/request_builder.h"
+#include "metrics/progress.h"
+#include "net/http_client.h"
+
+namespace agentperf {
+
+namespace asio = boost::asio;
+
+namespace {
+constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+std::atomic<bool> g_interrupt{false};
+
+std::chrono::steady_clock::time_point to_tp(std::int64_t ns) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+net::ClientOptions client_options(const ProfileConfig& c) {
+  net::ClientOptions o;
+  o.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.connect_timeout_s * 1000));
+  o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.request_timeout_s * 1000));
+  o.keepalive_idle_limit = std::chrono::milliseconds(static_cast<std::int64_t>(c.keepalive_idle_s * 1000));
+  o.connect_attempts = c.connect_attempts;
+  o.tls_verify = c.tls_verify;
+  return o;
+}
+
+// One phase's shared stop conditions; tickets number the requests.
+struct PhaseState {
+  Phase phase = Phase::profiling;
+  std::int64_t index_base = 0;  // request_index of ticket 0 (warmup comes first)
+  std::optional<std::int64_t> count;
+  std::int64_t start_ns = 0;
+  std::int64_t send_deadline_ns = std::numeric_limits<std::int64_t>::max();
+  std::int64_t grace_deadline_ns = std::numeric_limits<std::int64_t>::max();
+  double grace_s = 0;
+  std::atomic<std::int64_t> tickets{0};
+
+  std::optional<std::int64_t> claim() {
+    const std::int64_t t = tickets.fetch_add(1, std::memory_order_relaxed);
+    if (count && t >= *count) return std::nullopt;
+    return t;
+  }
+};
+
+}  // namespace
+
+struct LoadRunner::Impl {
+  struct Worker {
+    int id;
+    asio::io_context io{1};
+    net::HttpClient client;
+    std::vector<RequestRecord> records;
+    std::unordered_set<net::InFlight*> in_flight;
+    asio::steady_timer deadline_timer{io};
+    asio::steady_timer arrival_timer{io};
+    asio::steady_timer slot_timer{io};
+    int active = 0;
+    bool sending_done = false;
+    bool grace_expired = false;
+    int users = 0;      // closed loop share of --concurrency
+    int slot_cap = 0;   // open loop share of --concurrency (0 = none)
+
+    Worker(int i, const net::Url& url, const net::ClientOptions& o) : id(i), client(io, url, o) {}
+  };
+
+  const ProfileConfig& cfg;
+  std::string model;
+  net::Url url;
+  PromptSynth synth;
+  RequestBuilder builder;
+  LiveCounters counters;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::atomic<bool> abort{false};
+  std::string abort_reason;
+
+  Impl(const ProfileConfig& c, std::string m)
+      : cfg(c), model(std::move(m)), url(net::parse_url(c.url)), synth(c),
+        builder(c, model, net::join_path(url.path, c.endpoint_path())) {
+    int n = cfg.workers;
+    if (cfg.concurrency && !cfg.request_rate) n = std::min(n, *cfg.concurrency);
+    const auto opts = client_options(cfg);
+    for (int i = 0; i < n; ++i) workers.push_back(std::make_unique<Worker>(i, url, opts));
+    workers[0]->client.resolve();
+    for (int i = 1; i < n; ++i) workers[static_cast<std::size_t>(i)]->client.set_endpoints(workers[0]->client.endpoints());
+    const int conc = cfg.concurrency.value_or(0);
+    for (int i = 0; i < n; ++i) {
+      const int share = conc / n + (i < conc % n ? 1 : 0);
+      if (cfg.request_rate) workers[static_cast<std::size_t>(i)]->slot_cap = conc > 0 ? std::max(1, share) : 0;
+      else workers[static_cast<std::size_t>(i)]->users = share;
+    }
+  }
+
+  void task_done(Worker& w) {
+    if (--w.active == 0) {
+      // Nothing left to run on this worker for the phase: let io.run() end.
+      w.deadline_timer.cancel();
+      w.arrival_timer.cancel();
+    }
+  }
+
+  void stop_sending(Worker& w) {
+    w.sending_done = true;
+    w.arrival_timer.cancel();
+    w.slot_timer.cancel();
+  }
+
+  void cancel_in_flight(Worker& w, const std::string& reason) {
+    auto copy = w.in_flight;
+    for (auto* f : copy) f->cancel(reason);
+  }
+
+  asio::awaitable<void> send_one(Worker& w, PhaseState& ps, std::int64_t ticket, std::int64_t scheduled_ns) {
+    const std::int64_t index = ps.index_base + ticket;
+    RequestRecord rec;
+    rec.request_index = static_cast<std::uint64_t>(index);
+    rec.phase = ps.phase;
+    rec.worker_id = w.id;
+    rec.session_num = index;
+    rec.conversation_id = std::to_string(index);
+    rec.turn_index = 0;
+    const auto prompt = synth.make(static_cast<std::uint64_t>(index));
+    rec.requested_isl = prompt.isl;
+    rec.requested_osl = prompt.osl;
+    rec.prompt_exact = prompt.exact;
+    rec.x_request_id = make_request_id(mix_seed(cfg.seed, 0x1D, static_cast<std::uint64_t>(index)),
+                                       mix_seed(cfg.seed, 0x2D, static_cast<std::uint64_t>(index)));
+    rec.x_correlation_id = rec.x_request_id;
+    const auto req = builder.build(prompt, rec.x_request_id, rec.x_correlation_id);
+    rec.credit_issued_ns = monotonic_ns();
+    rec.scheduled_ns = scheduled_ns ? scheduled_ns : rec.credit_issued_ns;
+
+    net::InFlight inflight;
+    w.in_flight.insert(&inflight);
+    counters.sent.fetch_add(1, std::memory_order_relaxed);
+    counters.in_flight.fetch_add(1, std::memory_order_relaxed);
+    co_await w.client.send(req, rec, &inflight);
+    w.in_flight.erase(&inflight);
+    counters.in_flight.fetch_sub(1, std::memory_order_relaxed);
+    counters.done.fetch_add(1, std::memory_order_relaxed);
+    if (!rec.ok()) counters.errors.fetch_add(1, std::memory_order_relaxed);
+    const std::int64_t tokens = rec.usage_completion_tokens.value_or(rec.content_events + rec.reasoning_events);
+    counters.output_tokens.fetch_add(tokens, std::memory_order_relaxed);
+    w.records.push_back(std::move(rec));
+    if (w.slot_cap) w.slot_timer.cancel();  // a slot opened
+  }
+
+  asio::awaitable<void> user_loop(Worker& w, PhaseState& ps) {
+    while (!w.sending_done && !abort.load(std::memory_order_relaxed)) {
+      if (monotonic_ns() >= ps.send_deadline_ns) break;
+      auto ticket = ps.claim();
+      if (!ticket) break;
+      co_await send_one(w, ps, *ticket, 0);
+    }
+    task_done(w);
+  }
+
+  asio::awaitable<void> spawned_request(Worker& w, PhaseState& ps, std::int64_t ticket, std::int64_t scheduled) {
+    co_await send_one(w, ps, ticket, scheduled);
+    task_done(w);
+  }
+
+  asio::awaitable<void> dispatcher(Worker& w, PhaseState& ps) {
+    ArrivalSchedule schedule(cfg.arrival, *cfg.request_rate, w.id, static_cast<int>(workers.size()),
+                             mix_seed(cfg.seed, static_cast<std::uint64_t>(ps.phase)));
+    while (!w.sending_done) {
+      const std::int64_t target = ps.start_ns + schedule.next_offset_ns();
+      if (target >= ps.send_deadline_ns) break;
+      if (target > monotonic_ns()) {
+        w.arrival_timer.expires_at(to_tp(target));
+        co_await w.arrival_timer.async_wait(nothrow);
+      }
+      if (w.sending_done) break;
+      auto ticket = ps.claim();
+      if (!ticket) break;
+      // --concurrency with --request-rate caps requests in flight: a late
+      // arrival waits for a slot and its lateness is recorded.
+      while (w.slot_cap && static_cast<int>(w.in_flight.size()) >= w.slot_cap && !w.sending_done) {
+        w.slot_timer.expires_at(std::chrono::steady_clock::time_point::max());
+        co_await w.slot_timer.async_wait(nothrow);
+      }
+      if (w.sending_done) break;
+      ++w.active;
+      asio::co_spawn(w.io, spawned_request(w, ps, *ticket, target), asio::detached);
+    }
+    task_done(w);
+  }
+
+  asio::awaitable<void> deadline_watch(Worker& w, PhaseState& ps) {
+    w.deadline_timer.expires_at(to_tp(ps.send_deadline_ns));
+    auto [ec] = co_await w.deadline_timer.async_wait(nothrow);
+    if (ec || w.active == 0) co_return;
+    stop_sending(w);
+    w.deadline_timer.expires_at(to_tp(ps.grace_deadline_ns));
+    auto [ec2] = co_await w.deadline_timer.async_wait(nothrow);
+    if (ec2 || w.active == 0) co_return;
+    w.grace_expired = true;
+    char reason[128];
+    std::snprintf(reason, sizeof reason, "cancelled: the %.3g s grace period after the benchmark duration expired",
+                  ps.grace_s);
+    cancel_in_flight(w, reason);
+  }
+
+  void start_phase_on(Worker& w, PhaseState& ps) {
+    w.sending_done = false;
+    w.grace_expired = false;
+    w.active = 0;
+    if (cfg.request_rate) {
+      ++w.active;
+      asio::co_spawn(w.io, dispatcher(w, ps), asio::detached);
+    } else {
+      for (int u = 0; u < w.users; ++u) {
+        ++w.active;
+        asio::co_spawn(w.io, user_loop(w, ps), asio::detached);
+      }
+    }
+    if (w.active == 0) return;
+    if (ps.send_deadline_ns != std::numeric_limits<std::int64_t>::max())
+      asio::co_spawn(w.io, deadline_watch(w, ps), asio::detached);
+  }
+
+  // Runs one phase to completion. Returns false if the run was stopped.
+  bool run_phase(PhaseState& ps, RunResult& result, ProgressPrinter& progress) {
+    counters.phase = ps.phase == Phase::warmup ? 0 : 1;
+    counters.sent = 0;
+    counters.done = 0;
+    counters.errors = 0;
+    counters.output_tokens = 0;
+    counters.phase_start_ns = ps.start_ns;
+    std::atomic<int> finished{0};
+    std::vector<std::thread> threads;
+    for (auto& wp : workers) {
+      Worker& w = *wp;
+      threads.emplace_back([this, &w, &ps, &finished] {
+        w.io.restart();
+        start_phase_on(w, ps);
+        w.io.run();
+        finished.fetch_add(1);
+      });
+    }
+    bool stopped = false;
+    const auto n = static_cast<int>(workers.size());
+    while (finished.load() < n) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      progress.maybe_print(counters, ps.phase, ps.count, ps.start_ns, ps.send_deadline_ns);
+      std::string reason;
+      if (g_interrupt.load()) {
+        reason = "interrupted by the user (SIGINT)";
+        result.interrupted = true;
+      } else if (!abort) {
+        const auto done = counters.done.load();
+        const auto errors = counters.errors.load();
+        if (cfg.failed_request_threshold < 1.0 && done >= 10 &&
+            static_cast<double>(errors) / static_cast<double>(done) > cfg.failed_request_threshold) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "error rate %.1f%% (%lld of %lld) exceeded --failed-request-threshold %.2f",
+                        100.0 * errors / done, static_cast<long long>(errors), static_cast<long long>(done),
+                        cfg.failed_request_threshold);
+          reason = buf;
+        }
+      }
+      if (!reason.empty() && !abort.exchange(true)) {
+        abort_reason = reason;
+        stopped = true;
+        for (auto& wp : workers) {
+          Worker* w = wp.get();
+          asio::post(w->io, [this, w, reason] {
+            stop_sending(*w);
+            cancel_in_flight(*w, "cancelled: " + reason);
+          });
+        }
+      }
+    }
+    for (auto& t : threads) t.join();
+    progress.finish(counters, ps.phase);
+
+    std::vector<RequestRecord> phase_records;
+    for (auto& wp : workers) {
+      for (auto& r : wp->records) phase_records.push_back(std::move(r));
+      wp->records.clear();
+    }
+    std::sort(phase_records.begin(), phase_records.end(),
+              [](const RequestRecord& a, const RequestRecord& b) { return a.start_ns < b.start_ns; });
+    for (auto& r : phase_records) result.records.push_back(std::move(r));
+    return !stopped && !abort;
+  }
+
+  RunResult run() {
+    RunResult result;
+    ProgressPrinter progress(cfg.quiet, cfg.progress_interval_s);
+    if (cfg.warmup_request_count > 0) {
+      PhaseState warm;
+      warm.phase = Phase::warmup;
+      warm.count = cfg.warmup_request_count;
+      warm.start_ns = monotonic_ns() + 1'000'000;
+      if (!run_phase(warm, result, progress)) {
+        result.abort_reason = abort_reason;
+        return result;
+      }
+    }
+    PhaseState prof;
+    prof.phase = Phase::profiling;
+    prof.index_base = cfg.warmup_request_count;
+    prof.count = cfg.request_count;
+    prof.start_ns = monotonic_ns() + 1'000'000;
+    prof.grace_s = cfg.grace_period_s;
+    if (cfg.duration_s) {
+      prof.send_deadline_ns = prof.start_ns + static_cast<std::int64_t>(*cfg.duration_s * 1e9);
+      prof.grace_deadline_ns = prof.send_deadline_ns + static_cast<std::int64_t>(cfg.grace_period_s * 1e9);
+    }
+    result.profiling_start_ns = prof.start_ns;
+    result.profiling_start_wall_ns = ClockAnchor::now().to_wall(prof.start_ns);
+    run_phase(prof, result, progress);
+    result.profiling_end_ns = monotonic_ns();
+    result.abort_reason = abort_reason;
+    for (const auto& r : result.records)
+      if (r.phase == Phase::profiling && r.was_cancelled) ++result.profiling_cancelled;
+    for (auto& wp : workers) {
+      const auto& s = wp->client.stats();
+      result.client.connects += s.connects;
+      result.client.connect_failures += s.connect_failures;
+      result.client.reused += s.reused;
+      result.client.stale_dropped += s.stale_dropped;
+    }
+    counters.phase = 2;
+    return result;
+  }
+};
+
+LoadRunner::LoadRunner(const ProfileConfig& cfg, std::string model)
+    : impl_(std::make_unique<Impl>(cfg, std::move(model))) {}
+LoadRunner::~LoadRunner() = default;
+RunResult LoadRunner::run() { return impl_->run(); }
+LiveCounters& LoadRunner::counters() noexcept { return impl_->counters; }
+void LoadRunner::request_interrupt() noexcept { g_interrupt.store(true); }
+bool LoadRunner::interrupt_requested() noexcept { return g_interrupt.load(); }
+
+std::string preflight_model(const ProfileConfig& cfg) {
+  const auto url = net::parse_url(cfg.url);
+  asio::io_context io(1);
+  auto opts = client_options(cfg);
+  opts.request_timeout = std::min(opts.request_timeout, std::chrono::milliseconds(30'000));
+  net::HttpClient client(io, url, opts);
+  client.resolve();
+  net::HttpRequest req;
+  req.method = "GET";
+  req.path = net::join_path(url.path, "/v1/models");
+  req.headers.emplace_back("Accept", "application/json");
+  if (!cfg.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg.api_key);
+  for (const auto& h : cfg.headers) req.headers.push_back(h);
+  auto fut = asio::co_spawn(io, client.fetch(req), asio::use_future);
+  io.run();
+  net::SimpleResponse res = fut.get();
+  if (res.error && res.status == 0)
+    throw UserError("server at " + url.origin() + " is not reachable: " + res.error->message);
+  if (!cfg.model.empty()) return cfg.model;
+  if (res.status != 200)
+    throw UserError("could not discover the model: GET " + req.path + " answered HTTP " + std::to_string(res.status) +
+                    "; pass --model NAME");
+  auto body = nlohmann::json::parse(res.body, nullptr, false);
+  if (body.is_discarded() || !body.contains("data") || !body["data"].is_array() || body["data"].empty() ||
+      !body["data"][0].contains("id") || !body["data"][0]["id"].is_string())
+    throw UserError("could not discover the model: GET " + req.path +
+                    " did not return {\"data\":[{\"id\":...}]}; pass --model NAME");
+  return body["data"][0]["id"].get<std::string>();
+}
+
+}  // namespace agentperf

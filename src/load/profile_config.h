@@ -1,0 +1,80 @@
+// Everything `agentperf profile` needs to run, as parsed from the command
+// line. Exported verbatim as `input_config` so a result file says how it was
+// produced.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace agentperf {
+
+enum class EndpointType { chat, completions };
+enum class ArrivalPattern { poisson, constant };
+enum class PromptFormat { auto_, token_ids, text };
+
+struct LengthDistribution {
+  double mean = 0;
+  double stddev = 0;
+  int min = 1;
+};
+
+struct ProfileConfig {
+  // target
+  std::string url = "http://127.0.0.1:8000";
+  std::string endpoint;  // empty = default path of endpoint_type
+  EndpointType endpoint_type = EndpointType::chat;
+  std::string model;     // empty = first model from /v1/models
+  bool streaming = true;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string api_key;
+  std::vector<std::pair<std::string, std::string>> extra_inputs;  // key, JSON value text
+
+  // load
+  std::optional<int> concurrency;
+  std::optional<double> request_rate;
+  ArrivalPattern arrival = ArrivalPattern::poisson;
+  std::optional<std::int64_t> request_count;
+  std::optional<double> duration_s;
+  double grace_period_s = 30.0;
+  std::int64_t warmup_request_count = 0;
+  int workers = 1;
+  std::uint64_t seed = 0;
+  double failed_request_threshold = 1.0;  // abort once the error ratio exceeds it (1 = never)
+
+  // prompts
+  LengthDistribution isl{550, 0, 1};
+  LengthDistribution osl{150, 0, 1};
+  int prefix_length = 0;
+  int num_prefix_groups = 0;
+  PromptFormat prompt_format = PromptFormat::auto_;
+  int token_id_min = 1000;
+  int token_id_max = 30000;
+
+  // client
+  double connect_timeout_s = 10;
+  double request_timeout_s = 21600;
+  double keepalive_idle_s = 4;
+  int connect_attempts = 3;
+  bool tls_verify = false;
+
+  // output
+  std::string artifact_dir = "artifacts";
+  bool quiet = false;
+  double progress_interval_s = 1.0;
+
+  std::string endpoint_path() const;
+  bool uses_token_ids() const;  // completions endpoint with token-id prompts
+  // Throws UserError naming the offending option.
+  void validate() const;
+};
+
+const char* endpoint_type_name(EndpointType t) noexcept;
+const char* arrival_pattern_name(ArrivalPattern a) noexcept;
+const char* prompt_format_name(PromptFormat f) noexcept;
+void to_json(nlohmann::json& j, const ProfileConfig& c);
+
+}  // namespace agentperf

@@ -1,0 +1,304 @@
+#include "metrics/export.h"
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <tuple>
+
+#include "common/error.h"
+#include "common/version.h"
+#include "metrics/record_metrics.h"
+#include "metrics/stats.h"
+
+namespace agentperf {
+namespace {
+
+using json = nlohmann::json;
+
+json metric(double v, const char* unit) { return json{{"value", v}, {"unit", unit}}; }
+json metric_int(std::int64_t v, const char* unit) { return json{{"value", v}, {"unit", unit}}; }
+
+std::int64_t to_wall(const RequestRecord& r, std::int64_t mono) {
+  return mono == 0 ? 0 : r.start_wall_ns + (mono - r.start_ns);
+}
+
+// Every per-record metric, as (tag, unit, value) rows, for both the JSONL
+// line and the aggregate, so the two can never disagree.
+struct MetricRow {
+  const char* tag;
+  const char* unit;
+  double value;
+  bool integral;
+};
+
+std::vector<MetricRow> metric_rows(const RequestRecord& r, const RecordMetrics& m) {
+  std::vector<MetricRow> rows;
+  auto add = [&](const char* tag, const char* unit, const auto& opt, bool integral) {
+    if (opt) rows.push_back({tag, unit, static_cast<double>(*opt), integral});
+  };
+  add("time_to_first_token", "ms", m.ttft_ms, false);
+  add("time_to_second_token", "ms", m.ttst_ms, false);
+  add("request_latency", "ms", m.request_latency_ms, false);
+  add("inter_token_latency", "ms", m.itl_ms, false);
+  add("full_response_inter_token_latency", "ms", m.full_itl_ms, false);
+  add("output_token_throughput_per_user", "tokens/sec/user", m.tokens_per_sec_per_user, false);
+  add("decode_duration", "ms", m.decode_ms, false);
+  add("full_decode_duration", "ms", m.full_decode_ms, false);
+  add("http_req_waiting", "ms", m.http_req_waiting_ms, false);
+  add("http_req_duration", "ms", m.http_req_duration_ms, false);
+  add("send_lateness", "ms", m.send_lateness_ms, false);
+  add("input_sequence_length", "tokens", m.isl, true);
+  add("output_sequence_length", "tokens", m.osl, true);
+  add("output_token_count", "tokens", m.output_token_count, true);
+  add("reasoning_token_count", "tokens", m.reasoning_token_count, true);
+  if (r.ok()) {
+    add("usage_prompt_tokens", "tokens", r.usage_prompt_tokens, true);
+    add("usage_completion_tokens", "tokens", r.usage_completion_tokens, true);
+    add("usage_total_tokens", "tokens", r.usage_total_tokens, true);
+    add("usage_prompt_cache_read_tokens", "tokens", r.usage_cached_tokens, true);
+  }
+  return rows;
+}
+
+std::string iso_local(std::int64_t wall_ns) {
+  const std::time_t secs = static_cast<std::time_t>(wall_ns / 1'000'000'000);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char frac[16];
+  std::snprintf(frac, sizeof frac, ".%06lld", static_cast<long long>((wall_ns % 1'000'000'000) / 1000));
+  return std::string(buf) + frac;
+}
+
+json summary_json(std::vector<double>& values, const char* unit) {
+  Summary s = summarize(values);
+  json j = {{"unit", unit}, {"avg", s.avg}, {"min", s.min}, {"max", s.max}};
+  for (std::size_t i = 0; i < kPercentiles.size(); ++i) j["p" + std::to_string(kPercentiles[i])] = s.p[i];
+  j["std"] = s.std;
+  j["count"] = s.count;
+  j["sum"] = s.sum;
+  return j;
+}
+
+std::string join_rename_error(const std::filesystem::path& path, const std::string& what) {
+  return "cannot write " + path.string() + ": " + what;
+}
+
+}  // namespace
+
+json record_to_json(const RequestRecord& r) {
+  const RecordMetrics m = compute_metrics(r);
+  json metadata = {
+      {"session_num", r.session_num},
+      {"x_request_id", r.x_request_id},
+      {"x_correlation_id", r.x_correlation_id},
+      {"conversation_id", r.conversation_id},
+      {"turn_index", r.turn_index},
+      {"request_start_ns", r.start_wall_ns},
+      {"request_ack_ns", r.ack_ns ? json(to_wall(r, r.ack_ns)) : json(nullptr)},
+      {"request_end_ns", to_wall(r, r.end_ns)},
+      {"credit_issued_ns", to_wall(r, r.credit_issued_ns)},
+      {"scheduled_ns", to_wall(r, r.scheduled_ns)},
+      {"worker_id", "worker_" + std::to_string(r.worker_id)},
+      {"record_processor_id", "inline"},
+      {"benchmark_phase", phase_name(r.phase)},
+      {"was_cancelled", r.was_cancelled},
+      {"cancellation_time_ns", r.was_cancelled ? json(to_wall(r, r.cancellation_ns)) : json(nullptr)},
+      {"http_status", r.http_status},
+      {"isl_source", token_source_name(m.isl_source)},
+      {"osl_source", token_source_name(m.osl_source)},
+  };
+  if (!r.content_ns.empty()) {
+    metadata["first_content_ns"] = to_wall(r, r.content_ns.front());
+    metadata["last_content_ns"] = to_wall(r, r.content_ns.back());
+  }
+  json metrics = json::object();
+  if (r.ok()) {
+    for (const auto& row : metric_rows(r, m))
+      metrics[row.tag] = row.integral ? metric_int(static_cast<std::int64_t>(row.value), row.unit)
+                                      : metric(row.value, row.unit);
+    if (!m.inter_chunk_ms.empty()) metrics["inter_chunk_latency"] = {{"value", m.inter_chunk_ms}, {"unit", "ms"}};
+  } else if (m.isl) {
+    metrics["error_isl"] = metric_int(*m.isl, "tokens");
+    if (m.send_lateness_ms) metrics["send_lateness"] = metric(*m.send_lateness_ms, "ms");
+  }
+  json error = nullptr;
+  if (r.error)
+    error = {{"code", r.error->code ? json(*r.error->code) : json(nullptr)},
+             {"type", r.error->type},
+             {"message", r.error->message}};
+  return json{{"metadata", std::move(metadata)}, {"metrics", std::move(metrics)}, {"error", std::move(error)}};
+}
+
+json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in) {
+  std::map<std::string, std::pair<const char*, std::vector<double>>> series;
+  std::vector<double> inter_chunk;
+  std::int64_t ok = 0, errors = 0, warmup = 0, cancelled = 0;
+  std::int64_t first_start = std::numeric_limits<std::int64_t>::max(), last_end = 0;
+  std::int64_t first_start_wall = 0, last_end_wall = 0;
+  double sum_isl = 0, sum_osl = 0, sum_usage_prompt = 0, sum_cached = 0;
+  bool any_usage_prompt = false, any_cached = false;
+  std::map<std::tuple<std::optional<int>, std::string, std::string>, std::int64_t> error_groups;
+  std::map<std::string, std::int64_t> isl_sources, osl_sources;
+
+  for (const auto& r : records) {
+    if (r.phase != Phase::profiling) {
+      ++warmup;
+      continue;
+    }
+    if (r.was_cancelled) ++cancelled;
+    if (!r.ok()) {
+      ++errors;
+      ++error_groups[{r.error->code, r.error->type, r.error->message}];
+      continue;
+    }
+    ++ok;
+    const RecordMetrics m = compute_metrics(r);
+    for (const auto& row : metric_rows(r, m)) {
+      auto& s = series[row.tag];
+      s.first = row.unit;
+      s.second.push_back(row.value);
+    }
+    inter_chunk.insert(inter_chunk.end(), m.inter_chunk_ms.begin(), m.inter_chunk_ms.end());
+    if (r.start_ns < first_start) {
+      first_start = r.start_ns;
+      first_start_wall = r.start_wall_ns;
+    }
+    if (r.end_ns > last_end) {
+      last_end = r.end_ns;
+      last_end_wall = to_wall(r, r.end_ns);
+    }
+    sum_isl += static_cast<double>(m.isl.value_or(0));
+    sum_osl += static_cast<double>(m.osl.value_or(0));
+    if (r.usage_prompt_tokens) { sum_usage_prompt += static_cast<double>(*r.usage_prompt_tokens); any_usage_prompt = true; }
+    if (r.usage_cached_tokens) { sum_cached += static_cast<double>(*r.usage_cached_tokens); any_cached = true; }
+    ++isl_sources[token_source_name(m.isl_source)];
+    ++osl_sources[token_source_name(m.osl_source)];
+  }
+
+  json agg = json::object();
+  agg["schema_version"] = "1.0";
+  agg["agentperf_version"] = std::string(version());
+  agg["benchmark_id"] = in.benchmark_id;
+  for (auto& [tag, s] : series) agg[tag] = summary_json(s.second, s.first);
+  if (!inter_chunk.empty()) agg["inter_chunk_latency"] = summary_json(inter_chunk, "ms");
+
+  const double duration_s = ok > 0 ? static_cast<double>(last_end - first_start) / 1e9 : 0.0;
+  auto derived = [&](const char* tag, const char* unit, double v) { agg[tag] = {{"unit", unit}, {"avg", v}}; };
+  derived("request_count", "requests", static_cast<double>(ok));
+  derived("error_request_count", "requests", static_cast<double>(errors));
+  derived("cancelled_request_count", "requests", static_cast<double>(cancelled));
+  derived("warmup_request_count", "requests", static_cast<double>(warmup));
+  derived("benchmark_duration", "sec", duration_s);
+  if (duration_s > 0) {
+    derived("request_throughput", "requests/sec", static_cast<double>(ok) / duration_s);
+    derived("output_token_throughput", "tokens/sec", sum_osl / duration_s);
+    derived("input_token_throughput", "tokens/sec", sum_isl / duration_s);
+    derived("total_token_throughput", "tokens/sec", (sum_isl + sum_osl) / duration_s);
+  }
+  derived("total_output_tokens", "tokens", sum_osl);
+  derived("total_input_tokens", "tokens", sum_isl);
+  if (any_usage_prompt) derived("total_usage_prompt_tokens", "tokens", sum_usage_prompt);
+  if (any_cached) derived("total_usage_prompt_cache_read_tokens", "tokens", sum_cached);
+  if (ok + errors > 0) derived("request_error_rate", "ratio", static_cast<double>(errors) / static_cast<double>(ok + errors));
+
+  json summary = json::array();
+  for (const auto& [key, count] : error_groups) {
+    const auto& [code, type, message] = key;
+    summary.push_back({{"error_details", {{"code", code ? json(*code) : json(nullptr)}, {"type", type}, {"message", message}}},
+                       {"count", count}});
+  }
+  agg["error_summary"] = summary;
+  agg["token_sources"] = {{"input_sequence_length", isl_sources}, {"output_sequence_length", osl_sources}};
+
+  const RunResult* run = in.run;
+  if (ok > 0) {
+    agg["start_time"] = iso_local(first_start_wall);
+    agg["end_time"] = iso_local(last_end_wall);
+    agg["start_time_ns"] = first_start_wall;
+    agg["end_time_ns"] = last_end_wall;
+  }
+  const bool stopped = run && (run->interrupted || !run->abort_reason.empty());
+  agg["was_cancelled"] = stopped;
+  agg["complete"] = !stopped;
+  if (run && !run->abort_reason.empty()) agg["abort_reason"] = run->abort_reason;
+  if (run)
+    agg["client"] = {{"connections_opened", run->client.connects},
+                     {"connect_failures", run->client.connect_failures},
+                     {"connections_reused", run->client.reused},
+                     {"stale_connections_dropped", run->client.stale_dropped}};
+  agg["input_config"] = in.input_config;
+  agg["run_info"] = {{"cli_command", in.cli_command}};
+  return agg;
+}
+
+void write_profile_jsonl(const std::filesystem::path& path, const std::vector<RequestRecord>& records) {
+  const auto tmp = path.string() + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UserError(join_rename_error(path, "cannot open for writing"));
+    for (const auto& r : records) out << record_to_json(r).dump() << '\n';
+    out.flush();
+    if (!out) throw UserError(join_rename_error(path, "write failed (disk full?)"));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw UserError(join_rename_error(path, ec.message()));
+}
+
+void write_json_file(const std::filesystem::path& path, const nlohmann::json& j) {
+  const auto tmp = path.string() + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UserError(join_rename_error(path, "cannot open for writing"));
+    out << j.dump(2) << '\n';
+    out.flush();
+    if (!out) throw UserError(join_rename_error(path, "write failed (disk full?)"));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw UserError(join_rename_error(path, ec.message()));
+}
+
+void print_summary(const nlohmann::json& agg, std::FILE* out) {
+  static const std::vector<std::pair<const char*, const char*>> rows = {
+      {"time_to_first_token", "TTFT (ms)"},
+      {"time_to_second_token", "TTST (ms)"},
+      {"request_latency", "Request latency (ms)"},
+      {"inter_token_latency", "ITL (ms)"},
+      {"full_response_inter_token_latency", "Full-response ITL (ms)"},
+      {"inter_chunk_latency", "Inter-chunk latency (ms)"},
+      {"output_token_throughput_per_user", "Output tok/s/user"},
+      {"send_lateness", "Send lateness (ms)"},
+      {"input_sequence_length", "ISL (tokens)"},
+      {"output_sequence_length", "OSL (tokens)"},
+      {"usage_prompt_cache_read_tokens", "Cached prompt tokens"},
+  };
+  std::fprintf(out, "%-26s %11s %11s %11s %11s %11s %11s %11s\n", "Metric", "avg", "min", "max", "p50", "p90",
+               "p99", "std");
+  for (const auto& [tag, label] : rows) {
+    if (!agg.contains(tag)) continue;
+    const auto& m = agg[tag];
+    std::fprintf(out, "%-26s %11.2f %11.2f %11.2f %11.2f %11.2f %11.2f %11.2f\n", label, m["avg"].get<double>(),
+                 m["min"].get<double>(), m["max"].get<double>(), m["p50"].get<double>(), m["p90"].get<double>(),
+                 m["p99"].get<double>(), m["std"].get<double>());
+  }
+  auto val = [&](const char* tag) { return agg.contains(tag) ? agg[tag]["avg"].get<double>() : 0.0; };
+  std::fprintf(out, "Requests: %.0f ok, %.0f errors (%.0f cancelled), %.0f warmup | duration %.3f s\n",
+               val("request_count"), val("error_request_count"), val("cancelled_request_count"),
+               val("warmup_request_count"), val("benchmark_duration"));
+  std::fprintf(out, "Throughput: %.2f req/s, %.1f output tok/s, %.1f total tok/s\n", val("request_throughput"),
+               val("output_token_throughput"), val("total_token_throughput"));
+  for (const auto& e : agg["error_summary"]) {
+    const auto& d = e["error_details"];
+    std::fprintf(out, "  error x%lld: [%s %s] %s\n", e["count"].get<long long>(),
+                 d["code"].is_null() ? "-" : std::to_string(d["code"].get<int>()).c_str(),
+                 d["type"].get<std::string>().c_str(), d["message"].get<std::string>().c_str());
+  }
+  if (agg.contains("abort_reason"))
+    std::fprintf(out, "Run stopped early: %s\n", agg["abort_reason"].get<std::string>().c_str());
+}
+
+}  // namespace agentperf

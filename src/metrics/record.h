@@ -1,0 +1,72 @@
+// One request as measured: identity, schedule, stamps, tokens, error.
+// Filled by the HTTP client and the OpenAI response parser; metrics and
+// exports are computed from it afterwards, off the hot path.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace agentperf {
+
+enum class Phase { warmup, profiling };
+const char* phase_name(Phase p) noexcept;
+
+struct ErrorInfo {
+  std::optional<int> code;  // HTTP status, 499 for cancellations, 502 for SSE errors
+  std::string type;         // short class: "Bad Request", "ConnectionError", "TruncatedStream", ...
+  std::string message;
+};
+
+// Where a token count came from, recorded next to every ISL/OSL so a user
+// can tell server-reported numbers from client estimates.
+enum class TokenSource { server_usage, client_exact, client_chunks, client_unverified, none };
+const char* token_source_name(TokenSource s) noexcept;
+
+struct RequestRecord {
+  // identity
+  std::uint64_t request_index = 0;
+  std::string x_request_id;
+  std::string x_correlation_id;
+  std::int64_t session_num = 0;
+  std::string conversation_id;
+  int turn_index = 0;
+  int worker_id = 0;
+  Phase phase = Phase::profiling;
+
+  // schedule and stamps: monotonic ns
+  std::int64_t credit_issued_ns = 0;  // when the load generator decided to send it
+  std::int64_t scheduled_ns = 0;      // the target send time (open loop), else = credit_issued
+  std::int64_t start_ns = 0;          // just before the first request byte was written
+  std::int64_t ack_ns = 0;            // response headers parsed
+  std::int64_t end_ns = 0;            // stream end (last byte of the response)
+  std::int64_t start_wall_ns = 0;     // wall clock paired with start_ns
+  std::vector<std::int64_t> content_ns;  // one stamp per SSE event that carried content
+  std::int64_t cancellation_ns = 0;
+  bool was_cancelled = false;
+
+  // request shape
+  int requested_isl = 0;
+  int requested_osl = 0;
+  bool prompt_exact = false;  // prompt sent as token ids: its length is known exactly
+
+  // response
+  int http_status = 0;
+  bool streamed = false;
+  bool saw_done = false;
+  int content_events = 0;    // events with non-empty visible content
+  int reasoning_events = 0;  // events with non-empty reasoning content
+  std::size_t content_bytes = 0;
+  std::size_t reasoning_bytes = 0;
+  std::optional<std::int64_t> usage_prompt_tokens;
+  std::optional<std::int64_t> usage_completion_tokens;
+  std::optional<std::int64_t> usage_total_tokens;
+  std::optional<std::int64_t> usage_cached_tokens;
+  std::optional<std::int64_t> usage_reasoning_tokens;
+
+  std::optional<ErrorInfo> error;
+
+  bool ok() const noexcept { return !error.has_value(); }
+};
+
+}  // namespace agentperf

@@ -1,0 +1,415 @@
+#include "net/http_client.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <cerrno>
+#include <variant>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "net/openai_response.h"
+#include "net/sse_parser.h"
+
+namespace agentperf::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t kReadChunk = 64 << 10;
+
+bool is_event_stream(std::string_view content_type) {
+  return content_type.find("text/event-stream") != std::string_view::npos;
+}
+}  // namespace
+
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+struct Connection {
+  std::variant<PlainStream, TlsStream> stream;
+  beast::flat_buffer buffer;
+  std::int64_t last_used_ns = 0;
+  std::uint64_t served = 0;
+
+  explicit Connection(asio::io_context& io) : stream(std::in_place_index<0>, io) {}
+  Connection(asio::io_context& io, asio::ssl::context& ctx) : stream(std::in_place_index<1>, io, ctx) {}
+
+  beast::tcp_stream& tcp() {
+    if (auto* p = std::get_if<0>(&stream)) return *p;
+    return beast::get_lowest_layer(std::get<1>(stream));
+  }
+
+  // Non-blocking peek: has the peer closed (or written unsolicited bytes to)
+  // this idle socket? Either way it must not carry a new request.
+  bool peer_gone() {
+    auto& sock = tcp().socket();
+    if (!sock.is_open()) return true;
+    char c;
+    ssize_t n = ::recv(sock.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) return true;
+    if (n > 0) return true;
+    return !(errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+
+  void close() {
+    beast::error_code ec;
+    tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp().socket().close(ec);
+  }
+};
+
+void InFlight::cancel(std::string reason) {
+  if (cancelled) return;
+  cancelled = true;
+  cancel_ns = monotonic_ns();
+  cancel_reason = std::move(reason);
+  if (conn) conn->tcp().cancel();
+}
+
+HttpClient::HttpClient(asio::io_context& io, Url target, ClientOptions opts)
+    : io_(io), target_(std::move(target)), opts_(opts) {
+  if (target_.tls) {
+    tls_ctx_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+    if (opts_.tls_verify) {
+      tls_ctx_->set_default_verify_paths();
+      tls_ctx_->set_verify_mode(asio::ssl::verify_peer);
+    } else {
+      tls_ctx_->set_verify_mode(asio::ssl::verify_none);
+    }
+  }
+}
+
+HttpClient::~HttpClient() {
+  for (auto& c : idle_) c->close();
+}
+
+void HttpClient::resolve() {
+  tcp::resolver resolver(io_);
+  beast::error_code ec;
+  endpoints_ = resolver.resolve(target_.host, std::to_string(target_.port), ec);
+  if (ec || endpoints_.empty())
+    throw UserError("cannot resolve host '" + target_.host + "' of " + target_.origin() + ": " +
+                    (ec ? ec.message() : std::string("no addresses")));
+}
+
+void HttpClient::set_endpoints(tcp::resolver::results_type eps) { endpoints_ = std::move(eps); }
+
+std::string HttpClient::serialize_head(const HttpRequest& req) const {
+  std::string head;
+  head.reserve(256);
+  head += req.method;
+  head += ' ';
+  head += req.path;
+  head += " HTTP/1.1\r\nHost: ";
+  head += target_.host_header();
+  head += "\r\n";
+  bool has_ct = false, has_accept = false;
+  for (const auto& [k, v] : req.headers) {
+    if (beast::iequals(k, "content-type")) has_ct = true;
+    if (beast::iequals(k, "accept")) has_accept = true;
+    head += k;
+    head += ": ";
+    head += v;
+    head += "\r\n";
+  }
+  if (!has_ct && !req.body.empty()) head += "Content-Type: application/json\r\n";
+  if (!has_accept) head += "Accept: text/event-stream, application/json\r\n";
+  head += "Connection: keep-alive\r\n";
+  if (req.method != "GET" || !req.body.empty()) {
+    head += "Content-Length: ";
+    head += std::to_string(req.body_size());
+    head += "\r\n";
+  }
+  head += "\r\n";
+  return head;
+}
+
+asio::awaitable<std::unique_ptr<Connection>> HttpClient::acquire(ErrorInfo& err) {
+  const std::int64_t now = monotonic_ns();
+  const std::int64_t limit_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(opts_.keepalive_idle_limit).count();
+  while (!idle_.empty()) {
+    auto conn = std::move(idle_.back());
+    idle_.pop_back();
+    if (now - conn->last_used_ns > limit_ns || conn->peer_gone()) {
+      ++stats_.stale_dropped;
+      conn->close();
+      continue;
+    }
+    ++stats_.reused;
+    co_return conn;
+  }
+  co_return co_await connect_new(err);
+}
+
+asio::awaitable<std::unique_ptr<Connection>> HttpClient::connect_new(ErrorInfo& err) {
+  if (endpoints_.empty()) resolve();
+  beast::error_code last;
+  const int attempts = std::max(1, opts_.connect_attempts);
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt > 0) {
+      asio::steady_timer backoff(io_, std::chrono::milliseconds(50 << std::min(attempt - 1, 6)));
+      co_await backoff.async_wait(nothrow);
+    }
+    auto conn = tls_ctx_ ? std::make_unique<Connection>(io_, *tls_ctx_) : std::make_unique<Connection>(io_);
+    auto& tcp_stream = conn->tcp();
+    tcp_stream.expires_after(opts_.connect_timeout);
+    auto [ec, ep] = co_await tcp_stream.async_connect(endpoints_, nothrow);
+    if (ec) {
+      last = ec;
+      ++stats_.connect_failures;
+      continue;
+    }
+    beast::error_code ignored;
+    tcp_stream.socket().set_option(tcp::no_delay(true), ignored);
+    if (auto* tls = std::get_if<1>(&conn->stream)) {
+      if (!SSL_set_tlsext_host_name(tls->native_handle(), target_.host.c_str())) {
+        last = beast::error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category());
+        continue;
+      }
+      auto [hec] = co_await tls->async_handshake(asio::ssl::stream_base::client, nothrow);
+      if (hec) {
+        // A failed handshake is not retried: it is a configuration problem.
+        err = ErrorInfo{std::nullopt, "TLSError",
+                        "TLS handshake with " + target_.origin() + " failed: " + hec.message()};
+        co_return nullptr;
+      }
+    }
+    ++stats_.connects;
+    co_return conn;
+  }
+  err = ErrorInfo{std::nullopt, "ConnectionError",
+                  "cannot connect to " + target_.origin() + ": " +
+                      (last == beast::error::timeout ? std::string("timed out after ") +
+                                                           std::to_string(opts_.connect_timeout.count()) + " ms"
+                                                     : last.message()) +
+                      " (" + std::to_string(attempts) + " attempt" + (attempts == 1 ? "" : "s") + ")"};
+  co_return nullptr;
+}
+
+void HttpClient::release(std::unique_ptr<Connection> conn) {
+  conn->last_used_ns = monotonic_ns();
+  ++conn->served;
+  idle_.push_back(std::move(conn));
+}
+
+namespace {
+
+// What one request/response exchange produced, besides the record.
+struct ExchangeResult {
+  bool reusable = false;
+};
+
+std::string describe_read_error(const beast::error_code& ec, bool got_header, std::size_t body_bytes,
+                                int events) {
+  if (!got_header) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset)
+      return "server closed the connection without sending a response (" + ec.message() + ")";
+    return "invalid HTTP response: " + ec.message();
+  }
+  return "response stream truncated after " + std::to_string(body_bytes) + " body bytes and " +
+         std::to_string(events) + " SSE events: " + ec.message();
+}
+
+bool is_protocol_error(const beast::error_code& ec) { return ec.category() == http::make_error_code(http::error::bad_version).category() && ec != http::error::end_of_stream && ec != http::error::partial_message; }
+
+template <class Stream>
+asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const std::string& head,
+                                         const HttpRequest& req, RequestRecord& rec, InFlight* inflight,
+                                         const ClientOptions& opts, std::string* body_out) {
+  ExchangeResult result;
+  auto& tcp_stream = conn.tcp();
+  const auto deadline = std::chrono::steady_clock::now() + opts.request_timeout;
+
+  std::vector<asio::const_buffer> buffers;
+  buffers.reserve(1 + req.body.size());
+  buffers.emplace_back(asio::buffer(head));
+  for (const auto& seg : req.body) buffers.emplace_back(asio::buffer(*seg));
+
+  auto fail = [&](ErrorInfo e) {
+    if (inflight && inflight->cancelled) {
+      rec.was_cancelled = true;
+      rec.cancellation_ns = inflight->cancel_ns;
+      e = ErrorInfo{499, "RequestCancelled", inflight->cancel_reason};
+    }
+    if (!rec.error) rec.error = std::move(e);
+    rec.end_ns = monotonic_ns();
+  };
+
+  rec.start_ns = monotonic_ns();
+  rec.start_wall_ns = wall_ns();
+  tcp_stream.expires_at(deadline);
+  auto [wec, written] = co_await asio::async_write(stream, buffers, nothrow);
+  if (wec) {
+    fail(ErrorInfo{std::nullopt, wec == beast::error::timeout ? "RequestTimeout" : "ConnectionError",
+                   "failed to send the request (" + std::to_string(written) + " of " +
+                       std::to_string(head.size() + req.body_size()) + " bytes written): " + wec.message()});
+    co_return result;
+  }
+
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  auto& buffer = conn.buffer;
+  tcp_stream.expires_at(deadline);
+  auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, nothrow);
+  if (hec) {
+    fail(ErrorInfo{std::nullopt,
+                   hec == beast::error::timeout ? "RequestTimeout"
+                   : is_protocol_error(hec)     ? "ProtocolError"
+                                                : "ConnectionError",
+                   hec == beast::error::timeout ? "no response headers within " +
+                                                      std::to_string(opts.request_timeout.count()) + " ms"
+                                                : describe_read_error(hec, false, 0, 0)});
+    co_return result;
+  }
+  rec.ack_ns = monotonic_ns();
+  const auto& res = parser.get();
+  rec.http_status = static_cast<int>(res.result_int());
+  const bool success = rec.http_status >= 200 && rec.http_status < 300;
+  const bool sse = success && is_event_stream(res[http::field::content_type]) && !body_out;
+  rec.streamed = sse;
+
+  OpenAIResponseParser oai(rec);
+  SseParser sse_parser;
+  std::string body;  // non-SSE body (JSON answer or error text)
+  std::size_t body_bytes = 0;
+  int events = 0;
+  const std::size_t body_cap = success ? opts.max_body_bytes : opts.max_error_body_bytes;
+  bool oversized_event = false;
+
+  std::unique_ptr<char[]> chunk(new char[kReadChunk]);
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk.get();
+    parser.get().body().size = kReadChunk;
+    tcp_stream.expires_at(deadline);
+    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, nothrow);
+    if (ec == http::error::need_buffer) ec = {};
+    const std::size_t got = kReadChunk - parser.get().body().size;
+    if (got > 0) {
+      body_bytes += got;
+      std::string_view piece(chunk.get(), got);
+      if (sse) {
+        if (!sse_parser.feed(piece, [&](const SseEvent& ev) {
+              ++events;
+              oai.on_event(ev);
+            })) {
+          oversized_event = true;
+        }
+      } else if (body.size() < body_cap) {
+        body.append(piece.substr(0, body_cap - body.size()));
+      }
+    }
+    if (oversized_event) {
+      fail(ErrorInfo{std::nullopt, "ProtocolError", "an SSE event exceeded 64 MiB; the stream is not a valid event stream"});
+      co_return result;
+    }
+    if (ec) {
+      // A server that sent [DONE] and then closed without the chunked
+      // terminator still delivered the whole answer.
+      if (sse && rec.saw_done && !rec.error &&
+          (ec == http::error::partial_message || ec == asio::error::eof || ec == http::error::end_of_stream)) {
+        rec.end_ns = monotonic_ns();
+        co_return result;
+      }
+      fail(ErrorInfo{std::nullopt,
+                     ec == beast::error::timeout ? "RequestTimeout"
+                     : is_protocol_error(ec)     ? "ProtocolError"
+                                                 : "TruncatedStream",
+                     ec == beast::error::timeout
+                         ? "response not complete within " + std::to_string(opts.request_timeout.count()) +
+                               " ms (" + std::to_string(events) + " SSE events received)"
+                         : describe_read_error(ec, true, body_bytes, events)});
+      co_return result;
+    }
+  }
+  rec.end_ns = monotonic_ns();
+
+  if (!success) {
+    if (!rec.error) rec.error = OpenAIResponseParser::http_error(rec.http_status, res.reason(), body);
+    if (body_out) *body_out = std::move(body);
+  } else if (body_out) {
+    *body_out = std::move(body);
+  } else if (sse) {
+    if (sse_parser.has_partial_event() && !rec.error && !rec.saw_done) {
+      rec.error = ErrorInfo{std::nullopt, "TruncatedStream",
+                            "response ended in the middle of an SSE event after " + std::to_string(events) +
+                                " events"};
+    }
+  } else {
+    oai.on_body(body, rec.end_ns);
+  }
+  result.reusable = parser.get().keep_alive();
+  if (inflight && inflight->cancelled) result.reusable = false;
+  co_return result;
+}
+
+}  // namespace
+
+asio::awaitable<void> HttpClient::send(const HttpRequest& req, RequestRecord& rec, InFlight* inflight) {
+  ErrorInfo err;
+  auto conn = co_await acquire(err);
+  if (!conn) {
+    rec.start_ns = monotonic_ns();
+    rec.start_wall_ns = wall_ns();
+    rec.end_ns = rec.start_ns;
+    rec.error = std::move(err);
+    co_return;
+  }
+  if (inflight && inflight->cancelled) {
+    release(std::move(conn));
+    rec.start_ns = rec.end_ns = monotonic_ns();
+    rec.start_wall_ns = wall_ns();
+    rec.was_cancelled = true;
+    rec.cancellation_ns = inflight->cancel_ns;
+    rec.error = ErrorInfo{499, "RequestCancelled", inflight->cancel_reason};
+    co_return;
+  }
+  const std::string head = serialize_head(req);
+  if (inflight) inflight->conn = conn.get();
+  ExchangeResult r;
+  if (auto* plain = std::get_if<0>(&conn->stream))
+    r = co_await exchange(*plain, *conn, head, req, rec, inflight, opts_, nullptr);
+  else
+    r = co_await exchange(std::get<1>(conn->stream), *conn, head, req, rec, inflight, opts_, nullptr);
+  if (inflight) inflight->conn = nullptr;
+  if (r.reusable && !rec.error) {
+    release(std::move(conn));
+  } else if (r.reusable && rec.error && rec.http_status >= 400) {
+    release(std::move(conn));  // an HTTP error answer leaves the socket healthy
+  } else {
+    conn->close();
+  }
+}
+
+asio::awaitable<SimpleResponse> HttpClient::fetch(const HttpRequest& req) {
+  SimpleResponse out;
+  ErrorInfo err;
+  auto conn = co_await acquire(err);
+  if (!conn) {
+    out.error = std::move(err);
+    co_return out;
+  }
+  RequestRecord rec;
+  const std::string head = serialize_head(req);
+  ExchangeResult r;
+  if (auto* plain = std::get_if<0>(&conn->stream))
+    r = co_await exchange(*plain, *conn, head, req, rec, nullptr, opts_, &out.body);
+  else
+    r = co_await exchange(std::get<1>(conn->stream), *conn, head, req, rec, nullptr, opts_, &out.body);
+  out.status = rec.http_status;
+  if (rec.error && rec.http_status == 0) out.error = rec.error;
+  if (r.reusable) release(std::move(conn));
+  else conn->close();
+  co_return out;
+}
+
+}  // namespace agentperf::net

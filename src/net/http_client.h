@@ -1,0 +1,106 @@
+// HTTP/1.1 client for one target, owned by one event loop (one worker
+// thread): a keep-alive connection pool, TLS, connect and request timeouts,
+// streaming SSE responses fed straight into the OpenAI response parser.
+//
+// Stale sockets: servers close idle keep-alive sockets (uvicorn after 5 s).
+// Before reusing a pooled socket the client drops it if it has been idle
+// longer than keepalive_idle_limit and otherwise peeks it (non-blocking) to
+// see whether the peer has closed it. Only connecting is retried; a request
+// whose bytes were written is never re-sent: if it fails, it is recorded as
+// an error, never lost.
+#pragma once
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "metrics/record.h"
+#include "net/http_request.h"
+#include "net/url.h"
+
+namespace boost::asio::ssl {
+class context;
+}
+
+namespace agentperf::net {
+
+struct ClientOptions {
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds request_timeout{21'600'000};  // AIPerf's default: 6 h
+  std::chrono::milliseconds keepalive_idle_limit{4'000};
+  int connect_attempts = 3;
+  bool tls_verify = false;
+  std::size_t max_error_body_bytes = 64 << 10;
+  std::size_t max_body_bytes = 256u << 20;
+};
+
+struct Connection;
+
+// Handle the load runner keeps for an in-flight request so it can cancel it
+// (grace-period expiry, Ctrl-C). Used on the client's own event loop only.
+struct InFlight {
+  Connection* conn = nullptr;
+  bool cancelled = false;
+  std::int64_t cancel_ns = 0;
+  std::string cancel_reason;
+  void cancel(std::string reason);
+};
+
+struct SimpleResponse {
+  int status = 0;
+  std::string body;
+  std::optional<ErrorInfo> error;
+};
+
+struct PoolStats {
+  std::uint64_t connects = 0;
+  std::uint64_t connect_failures = 0;
+  std::uint64_t reused = 0;
+  std::uint64_t stale_dropped = 0;  // idle too long or closed by the peer
+};
+
+class HttpClient {
+ public:
+  HttpClient(boost::asio::io_context& io, Url target, ClientOptions opts);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Resolves the host (blocking); call once before the run. Throws UserError.
+  void resolve();
+  // Shares already resolved endpoints (workers resolve once, not N times).
+  void set_endpoints(boost::asio::ip::tcp::resolver::results_type eps);
+  const boost::asio::ip::tcp::resolver::results_type& endpoints() const { return endpoints_; }
+
+  // Sends req and fills rec (stamps, content, usage, error). Never throws for
+  // network or protocol failures: they become rec.error.
+  boost::asio::awaitable<void> send(const HttpRequest& req, RequestRecord& rec, InFlight* inflight);
+
+  // A small request whose whole body is returned (preflight: /v1/models).
+  boost::asio::awaitable<SimpleResponse> fetch(const HttpRequest& req);
+
+  const PoolStats& stats() const noexcept { return stats_; }
+  const Url& target() const noexcept { return target_; }
+  std::size_t idle_connections() const noexcept { return idle_.size(); }
+
+ private:
+  boost::asio::awaitable<std::unique_ptr<Connection>> acquire(ErrorInfo& err);
+  boost::asio::awaitable<std::unique_ptr<Connection>> connect_new(ErrorInfo& err);
+  void release(std::unique_ptr<Connection> conn);
+  std::string serialize_head(const HttpRequest& req) const;
+
+  boost::asio::io_context& io_;
+  Url target_;
+  ClientOptions opts_;
+  std::unique_ptr<boost::asio::ssl::context> tls_ctx_;
+  boost::asio::ip::tcp::resolver::results_type endpoints_;
+  std::vector<std::unique_ptr<Connection>> idle_;  // LIFO: most recently used on top
+  PoolStats stats_;
+};
+
+}  // namespace agentperf::net

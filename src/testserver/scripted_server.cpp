@@ -1,0 +1,207 @@
+#include "testserver/scripted_server.h"
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <thread>
+
+#include "common/clock.h"
+
+namespace agentperf::testserver {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+
+std::string to_hex(std::size_t n) {
+  char buf[32];
+  int len = std::snprintf(buf, sizeof buf, "%zx", n);
+  return std::string(buf, static_cast<std::size_t>(len));
+}
+}  // namespace
+
+std::string ReceivedRequest::header(const std::string& lower_name) const {
+  auto it = headers.find(lower_name);
+  return it == headers.end() ? std::string() : it->second;
+}
+
+struct ScriptedServer::Impl {
+  Handler handler;
+  ServerOptions opts;
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  tcp::acceptor acceptor{io};
+  std::vector<std::thread> threads;
+  std::atomic<std::uint64_t> connections{0}, requests{0}, idle_closes{0};
+  std::atomic<std::uint64_t> next_conn_id{1};
+  mutable std::mutex times_mu;
+  std::map<std::string, std::vector<std::int64_t>> times;
+  std::uint16_t port = 0;
+  bool running = false;
+
+  Impl(Handler h, ServerOptions o) : handler(std::move(h)), opts(o), io(o.threads) {}
+
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      auto [ec, sock] = co_await acceptor.async_accept(nothrow);
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        continue;
+      }
+      ++connections;
+      asio::co_spawn(io, serve(std::move(sock), next_conn_id++), asio::detached);
+    }
+  }
+
+  asio::awaitable<void> serve(tcp::socket sock, std::uint64_t conn_id) {
+    beast::error_code ignored;
+    sock.set_option(tcp::no_delay(true), ignored);
+    beast::tcp_stream stream(std::move(sock));
+    beast::flat_buffer buffer;
+    asio::steady_timer timer(io);
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(512u << 20);
+      stream.expires_after(opts.idle_timeout);
+      auto [ec, n] = co_await http::async_read(stream, buffer, parser, nothrow);
+      if (ec) {
+        if (ec == beast::error::timeout) ++idle_closes;
+        break;
+      }
+      auto& msg = parser.get();
+      ReceivedRequest req;
+      req.received_ns = monotonic_ns();
+      req.connection_id = conn_id;
+      req.method = std::string(msg.method_string());
+      req.target = std::string(msg.target());
+      for (const auto& f : msg) {
+        std::string name(f.name_string());
+        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        req.headers[name] = std::string(f.value());
+      }
+      req.body = std::move(msg.body());
+      ++requests;
+      ScriptedResponse resp = handler(req);
+      stream.expires_never();
+      bool ok = co_await write_response(stream, timer, req, resp);
+      if (!ok || resp.close_after || resp.truncate || !msg.keep_alive() ||
+          resp.framing == ScriptedResponse::Framing::close_delimited)
+        break;
+    }
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream.socket().close(ignored);
+  }
+
+  asio::awaitable<bool> write_response(beast::tcp_stream& stream, asio::steady_timer& timer,
+                                       const ReceivedRequest& req, const ScriptedResponse& resp) {
+    using Framing = ScriptedResponse::Framing;
+    std::string head;
+    if (resp.framing != Framing::raw) {
+      head = "HTTP/1.1 " + std::to_string(resp.status) + " " + resp.reason + "\r\n";
+      for (const auto& [k, v] : resp.headers) head += k + ": " + v + "\r\n";
+      if (resp.framing == Framing::chunked) head += "Transfer-Encoding: chunked\r\n";
+      if (resp.framing == Framing::content_length) {
+        std::size_t total = 0;
+        for (const auto& s : resp.steps) total += s.bytes.size();
+        head += "Content-Length: " + std::to_string(total) + "\r\n";
+      }
+      if (resp.framing == Framing::close_delimited || resp.close_after) head += "Connection: close\r\n";
+      head += "\r\n";
+    }
+    const std::string request_id = opts.record_write_times ? req.header("x-request-id") : std::string();
+    std::vector<std::int64_t> stamps;
+    const auto base = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(req.received_ns));
+
+    std::string out = std::move(head);
+    std::size_t i = 0;
+    while (i < resp.steps.size()) {
+      // Steps due at the same instant go out in one write.
+      const auto at = resp.steps[i].at;
+      if (at.count() > 0) {
+        if (!out.empty()) {
+          auto [ec, n] = co_await asio::async_write(stream, asio::buffer(out), nothrow);
+          if (ec) co_return false;
+          out.clear();
+        }
+        timer.expires_at(base + at);
+        co_await timer.async_wait(nothrow);
+      }
+      for (; i < resp.steps.size() && resp.steps[i].at == at; ++i) {
+        const auto& bytes = resp.steps[i].bytes;
+        if (opts.record_write_times) stamps.push_back(monotonic_ns());
+        if (resp.framing == Framing::chunked) {
+          if (bytes.empty()) continue;
+          out += to_hex(bytes.size());
+          out += "\r\n";
+          out += bytes;
+          out += "\r\n";
+        } else {
+          out += bytes;
+        }
+      }
+    }
+    if (resp.framing == Framing::chunked && !resp.truncate) out += "0\r\n\r\n";
+    if (!out.empty()) {
+      auto [ec, n] = co_await asio::async_write(stream, asio::buffer(out), nothrow);
+      if (ec) co_return false;
+    }
+    if (opts.record_write_times && !request_id.empty()) {
+      std::lock_guard lock(times_mu);
+      times[request_id] = std::move(stamps);
+    }
+    co_return true;
+  }
+};
+
+ScriptedServer::ScriptedServer(Handler handler, ServerOptions opts)
+    : impl_(std::make_unique<Impl>(std::move(handler), opts)) {}
+
+ScriptedServer::~ScriptedServer() { stop(); }
+
+void ScriptedServer::start(std::uint16_t port) {
+  auto& d = *impl_;
+  tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
+  d.acceptor.open(ep.protocol());
+  d.acceptor.set_option(asio::socket_base::reuse_address(true));
+  d.acceptor.bind(ep);
+  d.acceptor.listen(asio::socket_base::max_listen_connections);
+  d.port = d.acceptor.local_endpoint().port();
+  d.work.emplace(d.io.get_executor());
+  asio::co_spawn(d.io, d.accept_loop(), asio::detached);
+  for (int i = 0; i < std::max(1, d.opts.threads); ++i) d.threads.emplace_back([&d] { d.io.run(); });
+  d.running = true;
+}
+
+void ScriptedServer::stop() {
+  auto& d = *impl_;
+  if (!d.running) return;
+  d.running = false;
+  asio::post(d.io, [&d] {
+    beast::error_code ec;
+    d.acceptor.close(ec);
+  });
+  d.work.reset();
+  d.io.stop();
+  for (auto& t : d.threads) t.join();
+  d.threads.clear();
+}
+
+std::uint16_t ScriptedServer::port() const { return impl_->port; }
+std::string ScriptedServer::url() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
+
+ServerStats ScriptedServer::stats() const {
+  return ServerStats{impl_->connections.load(), impl_->requests.load(), impl_->idle_closes.load()};
+}
+
+std::vector<std::int64_t> ScriptedServer::write_times(const std::string& request_id) const {
+  std::lock_guard lock(impl_->times_mu);
+  auto it = impl_->times.find(request_id);
+  return it == impl_->times.end() ? std::vector<std::int64_t>{} : it->second;
+}
+
+}  // namespace agentperf::testserver
