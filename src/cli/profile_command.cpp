@@ -186,7 +186,7 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command) {
   in.cli_command = cli_command;
   Rng id_rng(mix_seed(cfg.seed, static_cast<std::uint64_t>(wall_ns())));
   in.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
-  nlohmann::json agg = build_aggregate(result.records, in);
+  nlohmann::ordered_json agg = build_aggregate(result.records, in);
 
   const std::filesystem::path dir(cfg.artifact_dir);
   write_profile_jsonl(dir / "profile_export.jsonl", result.records);

@@ -42,7 +42,7 @@ class PromptSynth {
 
  private:
   std::string tokens_text(Rng& rng, int count) const;
-  const ProfileConfig& cfg_;
+  ProfileConfig cfg_;  // a copy: callers may reuse or change theirs
   bool token_ids_;
   std::vector<std::shared_ptr<const std::string>> prefixes_;
 };

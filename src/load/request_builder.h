@@ -18,7 +18,7 @@ class RequestBuilder {
                          const std::string& correlation_id) const;
 
  private:
-  const ProfileConfig& cfg_;
+  ProfileConfig cfg_;  // a copy: callers may reuse or change theirs
   std::string path_;
   std::string fixed_fields_;  // ,"model":...,"stream":... serialized once
   std::shared_ptr<const std::string> open_prompt_, joiner_, close_prompt_;

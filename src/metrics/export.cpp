@@ -14,7 +14,7 @@
 namespace agentperf {
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
 json metric(double v, const char* unit) { return json{{"value", v}, {"unit", unit}}; }
 json metric_int(std::int64_t v, const char* unit) { return json{{"value", v}, {"unit", unit}}; }
@@ -248,7 +248,7 @@ void write_profile_jsonl(const std::filesystem::path& path, const std::vector<Re
   if (ec) throw UserError(join_rename_error(path, ec.message()));
 }
 
-void write_json_file(const std::filesystem::path& path, const nlohmann::json& j) {
+void write_json_file(const std::filesystem::path& path, const json& j) {
   const auto tmp = path.string() + ".partial";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -262,7 +262,7 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& j)
   if (ec) throw UserError(join_rename_error(path, ec.message()));
 }
 
-void print_summary(const nlohmann::json& agg, std::FILE* out) {
+void print_summary(const json& agg, std::FILE* out) {
   static const std::vector<std::pair<const char*, const char*>> rows = {
       {"time_to_first_token", "TTFT (ms)"},
       {"time_to_second_token", "TTST (ms)"},

@@ -16,7 +16,7 @@
 
 namespace agentperf {
 
-nlohmann::json record_to_json(const RequestRecord& r);
+nlohmann::ordered_json record_to_json(const RequestRecord& r);
 
 struct AggregateInputs {
   const RunResult* run = nullptr;
@@ -25,12 +25,12 @@ struct AggregateInputs {
   std::string cli_command;
 };
 
-nlohmann::json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in);
+nlohmann::ordered_json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in);
 
 void write_profile_jsonl(const std::filesystem::path& path, const std::vector<RequestRecord>& records);
-void write_json_file(const std::filesystem::path& path, const nlohmann::json& j);
+void write_json_file(const std::filesystem::path& path, const nlohmann::ordered_json& j);
 
 // Human summary of the aggregate on `out` (stdout by default).
-void print_summary(const nlohmann::json& aggregate, std::FILE* out = stdout);
+void print_summary(const nlohmann::ordered_json& aggregate, std::FILE* out = stdout);
 
 }  // namespace agentperf

@@ -1,0 +1,137 @@
+// The real binary: exit codes and messages for bad input, and a full run
+// against a local server with the result files checked.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "testserver/openai_scripts.h"
+#include "testserver/scripted_server.h"
+
+using namespace std::chrono_literals;
+
+namespace {
+struct Outcome {
+  int code;
+  std::string output;
+};
+
+Outcome run_cli(const std::string& args) {
+  const std::string cmd = std::string(AGENTPERF_CLI_PATH) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("agentperf_cli_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  return d;
+}
+}  // namespace
+
+TEST(Cli, MalformedNumberIsRejectedWithTheOptionName) {
+  auto r = run_cli("profile --concurrency abc");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--concurrency"), std::string::npos) << r.output;
+}
+
+TEST(Cli, NegativeAndOutOfRangeValuesAreRejected) {
+  auto r = run_cli("profile --concurrency 4 --request-rate -3");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--request-rate"), std::string::npos) << r.output;
+  auto t = run_cli("profile --concurrency 4 --failed-request-threshold 2");
+  EXPECT_NE(t.code, 0);
+  EXPECT_NE(t.output.find("--failed-request-threshold"), std::string::npos) << t.output;
+}
+
+TEST(Cli, BadEnumAndHeaderAndExtraInputs) {
+  auto e = run_cli("profile -c 1 --endpoint-type embeddings");
+  EXPECT_NE(e.code, 0);
+  EXPECT_NE(e.output.find("--endpoint-type"), std::string::npos) << e.output;
+  auto h = run_cli("profile -c 1 --url http://127.0.0.1:1 -H NoColonHere");
+  EXPECT_EQ(h.code, 2);
+  EXPECT_NE(h.output.find("expected 'Name: value'"), std::string::npos) << h.output;
+  auto x = run_cli("profile -c 1 --url http://127.0.0.1:1 --extra-inputs novalue");
+  EXPECT_EQ(x.code, 2);
+  EXPECT_NE(x.output.find("expected key:value"), std::string::npos) << x.output;
+}
+
+TEST(Cli, NeedsALoadMode) {
+  auto r = run_cli("profile --url http://127.0.0.1:1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--concurrency N"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnreachableServerFailsFastWithReason) {
+  auto r = run_cli("profile -c 1 -n 1 --url http://127.0.0.1:1 --connect-attempts 1 -o " + temp_dir("unreach").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("not reachable"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ProfileWritesCompleteResults) {
+  agentperf::testserver::ScriptedServer server(agentperf::testserver::paced_openai_handler(2ms, 1ms));
+  server.start();
+  const auto dir = temp_dir("profile");
+  auto r = run_cli("profile --url " + server.url() +
+                   " --endpoint-type completions -c 4 -n 40 --warmup-request-count 4 --isl 100 --osl 12"
+                   " --extra-inputs ignore_eos:true -q -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("TTFT (ms)"), std::string::npos);
+  std::ifstream jsonl(dir / "profile_export.jsonl");
+  std::string line;
+  int warm = 0, prof = 0;
+  while (std::getline(jsonl, line)) {
+    auto j = nlohmann::json::parse(line);
+    (j["metadata"]["benchmark_phase"] == "warmup" ? warm : prof)++;
+    EXPECT_TRUE(j["error"].is_null());
+  }
+  EXPECT_EQ(warm, 4);
+  EXPECT_EQ(prof, 40);
+  std::ifstream agg_file(dir / "profile_export_aiperf.json");
+  auto agg = nlohmann::json::parse(agg_file);
+  EXPECT_EQ(agg["request_count"]["avg"], 40);
+  EXPECT_EQ(agg["input_sequence_length"]["avg"], 100);
+  EXPECT_EQ(agg["output_sequence_length"]["avg"], 12);
+  EXPECT_EQ(agg["input_config"]["endpoint"]["model"], "agentperf-paced");  // discovered from /v1/models
+  EXPECT_EQ(agg["input_config"]["endpoint"]["extra_inputs"]["ignore_eos"], true);
+  EXPECT_TRUE(agg["complete"].get<bool>());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, AllRequestsFailingExitsNonZero) {
+  agentperf::testserver::ScriptedServer server([](const agentperf::testserver::ReceivedRequest& req) {
+    agentperf::testserver::ScriptedResponse r;
+    r.framing = agentperf::testserver::ScriptedResponse::Framing::content_length;
+    if (req.target == "/v1/models") {
+      r.steps.push_back({0ns, R"({"data":[{"id":"m"}]})"});
+    } else {
+      r.status = 500;
+      r.reason = "Internal Server Error";
+      r.steps.push_back({0ns, "engine crashed"});
+    }
+    return r;
+  });
+  server.start();
+  const auto dir = temp_dir("fail");
+  auto r = run_cli("profile --url " + server.url() + " -c 2 -n 5 -q -o " + dir.string());
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("engine crashed"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "profile_export.jsonl"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, HelpExplainsOptions) {
+  auto r = run_cli("profile --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("--request-rate"), std::string::npos);
+  EXPECT_NE(r.output.find("--keepalive-idle"), std::string::npos);
+}

@@ -1,0 +1,178 @@
+// The load generator end to end against a real local HTTP server.
+#include "load/load_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "metrics/record_metrics.h"
+#include "testserver/openai_scripts.h"
+#include "testserver/scripted_server.h"
+
+using namespace agentperf;
+using namespace std::chrono_literals;
+
+namespace {
+ProfileConfig base_config(const std::string& url) {
+  ProfileConfig c;
+  c.url = url;
+  c.endpoint_type = EndpointType::completions;
+  c.isl = {64, 0, 1};
+  c.osl = {8, 0, 1};
+  c.quiet = true;
+  return c;
+}
+
+// Largest number of requests whose [start, end) intervals overlap.
+int max_overlap(const std::vector<RequestRecord>& recs) {
+  std::vector<std::pair<std::int64_t, int>> ev;
+  for (const auto& r : recs) {
+    ev.emplace_back(r.start_ns, 1);
+    ev.emplace_back(r.end_ns, -1);
+  }
+  std::sort(ev.begin(), ev.end());
+  int cur = 0, best = 0;
+  for (auto& [t, d] : ev) best = std::max(best, cur += d);
+  return best;
+}
+
+std::vector<RequestRecord> of_phase(const RunResult& r, Phase p) {
+  std::vector<RequestRecord> out;
+  for (const auto& rec : r.records)
+    if (rec.phase == p) out.push_back(rec);
+  return out;
+}
+}  // namespace
+
+TEST(LoadRunner, ClosedLoopSendsExactCountAtTheGivenConcurrency) {
+  testserver::ScriptedServer server(testserver::paced_openai_handler(5ms, 1ms));
+  server.start();
+  auto c = base_config(server.url());
+  c.concurrency = 6;
+  c.request_count = 60;
+  c.warmup_request_count = 6;
+  c.workers = 2;
+  LoadRunner runner(c, "m");
+  auto result = runner.run();
+  auto prof = of_phase(result, Phase::profiling);
+  auto warm = of_phase(result, Phase::warmup);
+  EXPECT_EQ(prof.size(), 60u);
+  EXPECT_EQ(warm.size(), 6u);
+  for (const auto& r : prof) ASSERT_TRUE(r.ok()) << r.error->message;
+  EXPECT_EQ(max_overlap(prof), 6);
+  // Warmup drains before profiling starts.
+  std::int64_t last_warm_end = 0;
+  for (const auto& r : warm) last_warm_end = std::max(last_warm_end, r.end_ns);
+  for (const auto& r : prof) EXPECT_GE(r.start_ns, last_warm_end);
+  // Request indexes are unique and profiling ones follow warmup's.
+  std::vector<std::uint64_t> idx;
+  for (const auto& r : prof) idx.push_back(r.request_index);
+  std::sort(idx.begin(), idx.end());
+  EXPECT_EQ(idx.front(), 6u);
+  EXPECT_EQ(std::adjacent_find(idx.begin(), idx.end()), idx.end());
+  EXPECT_EQ(server.stats().requests, 66u + 0u);
+  EXPECT_LE(result.client.connects, 6u);  // connections are reused across requests and phases
+}
+
+TEST(LoadRunner, OpenLoopConstantRateKeepsItsSchedule) {
+  testserver::ScriptedServer server(testserver::paced_openai_handler(2ms, 1ms));
+  server.start();
+  auto c = base_config(server.url());
+  c.request_rate = 200;
+  c.arrival = ArrivalPattern::constant;
+  c.request_count = 100;
+  LoadRunner runner(c, "m");
+  auto result = runner.run();
+  auto prof = of_phase(result, Phase::profiling);
+  ASSERT_EQ(prof.size(), 100u);
+  std::vector<double> late;
+  for (const auto& r : prof) {
+    ASSERT_TRUE(r.ok());
+    late.push_back(static_cast<double>(r.start_ns - r.scheduled_ns) / 1e6);
+  }
+  std::sort(late.begin(), late.end());
+  EXPECT_GE(late.front(), 0.0);
+  EXPECT_LT(late[98], 2.0) << "p99 send lateness in ms";
+  const double span_s = static_cast<double>(prof.back().start_ns - prof.front().start_ns) / 1e9;
+  EXPECT_NEAR(99.0 / span_s, 200.0, 10.0);
+}
+
+TEST(LoadRunner, RateWithConcurrencyCapWaitsForSlotsAndRecordsLateness) {
+  testserver::ScriptedServer server(testserver::paced_openai_handler(50ms, 0ms));
+  server.start();
+  auto c = base_config(server.url());
+  c.request_rate = 1000;
+  c.arrival = ArrivalPattern::constant;
+  c.concurrency = 2;
+  c.request_count = 10;
+  LoadRunner runner(c, "m");
+  auto result = runner.run();
+  auto prof = of_phase(result, Phase::profiling);
+  ASSERT_EQ(prof.size(), 10u);
+  EXPECT_EQ(max_overlap(prof), 2);
+  // Ten requests at 1000/s through two 50 ms slots: the last one waits ~200 ms.
+  double max_late = 0;
+  for (const auto& r : prof) max_late = std::max(max_late, static_cast<double>(r.start_ns - r.scheduled_ns) / 1e6);
+  EXPECT_GT(max_late, 150.0);
+}
+
+TEST(LoadRunner, DurationStopsSendingAndGraceIncludesFinishingRequests) {
+  // 40 tokens x 10 ms: requests started at t=0 end at ~0.4 s, inside the
+  // 0.3 s duration + 0.5 s grace, and count.
+  testserver::ScriptedServer server(testserver::paced_openai_handler(0ms, 10ms));
+  server.start();
+  auto c = base_config(server.url());
+  c.concurrency = 4;
+  c.osl = {40, 0, 1};
+  c.duration_s = 0.3;
+  c.grace_period_s = 0.5;
+  LoadRunner runner(c, "m");
+  auto result = runner.run();
+  auto prof = of_phase(result, Phase::profiling);
+  ASSERT_EQ(prof.size(), 4u);
+  for (const auto& r : prof) EXPECT_TRUE(r.ok());
+  EXPECT_EQ(result.profiling_cancelled, 0);
+}
+
+TEST(LoadRunner, GraceExpiryCancelsInFlightRequestsAs499) {
+  testserver::ScriptedServer server(testserver::paced_openai_handler(0ms, 10ms));
+  server.start();
+  auto c = base_config(server.url());
+  c.concurrency = 3;
+  c.osl = {300, 0, 1};  // 3 s streams
+  c.duration_s = 0.2;
+  c.grace_period_s = 0.2;
+  LoadRunner runner(c, "m");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = runner.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+  auto prof = of_phase(result, Phase::profiling);
+  ASSERT_EQ(prof.size(), 3u);
+  for (const auto& r : prof) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error->code, 499);
+    EXPECT_TRUE(r.was_cancelled);
+    EXPECT_NE(r.error->message.find("grace period"), std::string::npos);
+  }
+  EXPECT_EQ(result.profiling_cancelled, 3);
+}
+
+TEST(LoadRunner, FailedRequestThresholdAbortsTheRun) {
+  testserver::ScriptedServer server([](const testserver::ReceivedRequest&) {
+    testserver::ScriptedResponse r;
+    r.status = 500;
+    r.reason = "Internal Server Error";
+    r.framing = testserver::ScriptedResponse::Framing::content_length;
+    r.steps.push_back({0ns, "boom"});
+    return r;
+  });
+  server.start();
+  auto c = base_config(server.url());
+  c.concurrency = 2;
+  c.request_count = 100000;
+  c.failed_request_threshold = 0.1;
+  LoadRunner runner(c, "m");
+  auto result = runner.run();
+  EXPECT_NE(result.abort_reason.find("exceeded --failed-request-threshold"), std::string::npos);
+  EXPECT_LT(result.records.size(), 100000u);
+}

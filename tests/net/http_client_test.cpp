@@ -1,0 +1,293 @@
+// The client against a real Beast server (testserver::ScriptedServer) that
+// streams scripted responses on an exact schedule, and misbehaves on purpose.
+#include "net/http_client.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "support/client_harness.h"
+#include "testserver/openai_scripts.h"
+#include "testserver/scripted_server.h"
+
+using namespace agentperf;
+using namespace std::chrono_literals;
+using testserver::ScriptedResponse;
+using testserver::ScriptedServer;
+using testserver::StreamScript;
+using test_support::ClientHarness;
+using test_support::chat_request;
+
+namespace {
+double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+ScriptedResponse fixed(int status, std::string reason, std::string body, std::string ctype = "application/json") {
+  ScriptedResponse r;
+  r.status = status;
+  r.reason = std::move(reason);
+  r.framing = ScriptedResponse::Framing::content_length;
+  r.headers = {{"Content-Type", ctype}};
+  r.steps.push_back({0ns, std::move(body)});
+  return r;
+}
+}  // namespace
+
+TEST(HttpClient, MeasuresTtftAndItlWithinOneMillisecondOfTheSchedule) {
+  StreamScript s;
+  s.tokens = 20;
+  s.ttft = 50ms;
+  s.itl = 10ms;
+  s.prompt_tokens = 7;
+  testserver::ServerOptions opts;
+  opts.record_write_times = true;
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); }, opts);
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request("sched-1"));
+  ASSERT_TRUE(rec.ok()) << rec.error->message;
+  ASSERT_EQ(rec.content_ns.size(), 20u);
+  EXPECT_NEAR(ms(rec.content_ns.front() - rec.start_ns), 50.0, 1.0);
+  for (std::size_t i = 1; i < rec.content_ns.size(); ++i)
+    EXPECT_NEAR(ms(rec.content_ns[i] - rec.content_ns[i - 1]), 10.0, 1.0) << "gap " << i;
+  // Every event's client stamp is within 1 ms of the moment the server wrote it.
+  auto writes = server.write_times("sched-1");
+  ASSERT_GE(writes.size(), 20u);
+  for (std::size_t i = 0; i < 20; ++i) {
+    EXPECT_GE(rec.content_ns[i], writes[i]);
+    EXPECT_LT(ms(rec.content_ns[i] - writes[i]), 1.0) << "event " << i;
+  }
+  EXPECT_EQ(rec.usage_prompt_tokens, 7);
+  EXPECT_EQ(rec.usage_completion_tokens, 20);
+  EXPECT_TRUE(rec.saw_done);
+  EXPECT_TRUE(rec.streamed);
+}
+
+TEST(HttpClient, HandlesEventsSplitAcrossReadsAndManyEventsPerRead) {
+  const std::string ev = "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n";
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    ScriptedResponse r;
+    r.headers = {{"Content-Type", "text/event-stream"}};
+    r.steps.push_back({0ns, ev + ev.substr(0, 17)});           // one event and a half
+    r.steps.push_back({20ms, ev.substr(17) + ev + ev + ev});   // the rest, then three merged
+    r.steps.push_back({40ms, ev.substr(0, ev.size() - 1)});    // all but the final LF
+    r.steps.push_back({60ms, "\ndata: [DONE]\n\n"});
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_TRUE(rec.ok()) << rec.error->message;
+  ASSERT_EQ(rec.content_ns.size(), 6u);
+  EXPECT_NEAR(ms(rec.content_ns[1] - rec.content_ns[0]), 20.0, 1.5);  // completed by the second write
+  EXPECT_LE(rec.content_ns[1], rec.content_ns[2]);
+  EXPECT_LE(rec.content_ns[2], rec.content_ns[3]);
+  EXPECT_NEAR(ms(rec.content_ns[5] - rec.content_ns[4]), 40.0, 1.5);  // dispatched by the blank line at 60 ms
+  EXPECT_TRUE(rec.saw_done);
+}
+
+TEST(HttpClient, ParsesCrlfStreams) {
+  StreamScript s;
+  s.tokens = 5;
+  s.line_end = "\r\n";
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec.content_events, 5);
+  EXPECT_TRUE(rec.saw_done);
+}
+
+TEST(HttpClient, ReusesKeepAliveConnections) {
+  StreamScript s;
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); });
+  server.start();
+  ClientHarness h(server.url());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(h.send(chat_request()).ok());
+  EXPECT_EQ(server.stats().connections, 1u);
+  EXPECT_EQ(h.client.stats().reused, 4u);
+}
+
+TEST(HttpClient, ServerClosingAnIdleSocketLosesNoRequest) {
+  StreamScript s;
+  testserver::ServerOptions opts;
+  opts.idle_timeout = 100ms;  // like uvicorn's keep-alive timeout, only shorter
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); }, opts);
+  server.start();
+  net::ClientOptions copts;
+  copts.keepalive_idle_limit = 60s;  // the client does not know the server's limit
+  ClientHarness h(server.url(), copts);
+  for (int i = 0; i < 3; ++i) {
+    auto rec = h.send(chat_request());
+    ASSERT_TRUE(rec.ok()) << "request " << i << ": " << rec.error->message;
+    std::this_thread::sleep_for(300ms);
+  }
+  EXPECT_EQ(server.stats().requests, 3u);
+  EXPECT_EQ(server.stats().idle_closes, 3u);
+  EXPECT_EQ(h.client.stats().stale_dropped, 2u);  // detected before sending, never re-sent
+  EXPECT_EQ(server.stats().connections, 3u);
+}
+
+TEST(HttpClient, DropsConnectionsIdleLongerThanTheClientLimit) {
+  StreamScript s;
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); });
+  server.start();
+  net::ClientOptions copts;
+  copts.keepalive_idle_limit = 50ms;
+  ClientHarness h(server.url(), copts);
+  ASSERT_TRUE(h.send(chat_request()).ok());
+  std::this_thread::sleep_for(120ms);
+  ASSERT_TRUE(h.send(chat_request()).ok());
+  EXPECT_EQ(h.client.stats().stale_dropped, 1u);
+  EXPECT_EQ(server.stats().connections, 2u);
+}
+
+TEST(HttpClient, HttpErrorStatusesBecomeErrorRecords) {
+  ScriptedServer server([&](const testserver::ReceivedRequest& req) {
+    if (req.target == "/bad")
+      return fixed(400, "Bad Request", R"({"object":"error","message":"prompt too long","code":400})");
+    return fixed(503, "Service Unavailable", "overloaded", "text/plain");
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto bad = h.send(chat_request("a", "/bad"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error->code, 400);
+  EXPECT_EQ(bad.error->message, "HTTP 400: prompt too long");
+  auto busy = h.send(chat_request("b", "/other"));
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error->code, 503);
+  EXPECT_NE(busy.error->message.find("overloaded"), std::string::npos);
+  // An error answer leaves the connection usable.
+  EXPECT_EQ(server.stats().connections, 1u);
+}
+
+TEST(HttpClient, GarbageResponseIsAProtocolError) {
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    ScriptedResponse r;
+    r.framing = ScriptedResponse::Framing::raw;
+    r.steps.push_back({0ns, "SSH-2.0-OpenSSH_9.2\r\n\r\n"});
+    r.close_after = true;
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->type, "ProtocolError");
+  EXPECT_NE(rec.error->message.find("invalid HTTP response"), std::string::npos);
+}
+
+TEST(HttpClient, TruncatedStreamIsAnError) {
+  StreamScript s;
+  s.tokens = 3;
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    auto r = testserver::openai_stream_response(s);
+    r.steps.resize(3);  // no usage, no [DONE]
+    r.truncate = true;  // and no chunked terminator: the connection just closes
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->type, "TruncatedStream");
+  EXPECT_NE(rec.error->message.find("3 SSE events"), std::string::npos) << rec.error->message;
+}
+
+TEST(HttpClient, CloseWithoutResponseIsAConnectionError) {
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    ScriptedResponse r;
+    r.framing = ScriptedResponse::Framing::raw;
+    r.close_after = true;
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.error->message.find("without sending a response"), std::string::npos) << rec.error->message;
+}
+
+TEST(HttpClient, SseErrorEventIsRecorded) {
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    ScriptedResponse r;
+    r.headers = {{"Content-Type", "text/event-stream"}};
+    r.steps.push_back({0ns, "event: error\ndata: {\"message\":\"scheduler crashed\"}\n\n"});
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->code, 502);
+  EXPECT_NE(rec.error->message.find("scheduler crashed"), std::string::npos);
+}
+
+TEST(HttpClient, UnreachableServerIsAConnectionError) {
+  std::string url;
+  {
+    ScriptedServer s([](const testserver::ReceivedRequest&) { return ScriptedResponse{}; });
+    s.start();
+    url = s.url();
+  }  // stopped: nothing listens on that port now
+  net::ClientOptions copts;
+  copts.connect_attempts = 2;
+  ClientHarness h(url, copts);
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->type, "ConnectionError");
+  EXPECT_NE(rec.error->message.find("cannot connect"), std::string::npos);
+  EXPECT_NE(rec.error->message.find("2 attempts"), std::string::npos);
+  EXPECT_EQ(h.client.stats().connect_failures, 2u);
+}
+
+TEST(HttpClient, RequestTimeoutIsReported) {
+  StreamScript s;
+  s.ttft = 2s;
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); });
+  server.start();
+  net::ClientOptions copts;
+  copts.request_timeout = 200ms;
+  ClientHarness h(server.url(), copts);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->type, "RequestTimeout");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+}
+
+TEST(HttpClient, CancelMidStreamGives499) {
+  StreamScript s;
+  s.tokens = 100;
+  s.itl = 10ms;
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); });
+  server.start();
+  ClientHarness h(server.url());
+  net::InFlight inflight;
+  boost::asio::steady_timer timer(h.io, 100ms);
+  timer.async_wait([&](auto) { inflight.cancel("cancelled: grace period expired"); });
+  auto rec = h.send(chat_request(), &inflight);
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->code, 499);
+  EXPECT_TRUE(rec.was_cancelled);
+  EXPECT_EQ(rec.error->message, "cancelled: grace period expired");
+  EXPECT_GT(rec.content_ns.size(), 3u);
+  EXPECT_LT(rec.content_ns.size(), 100u);
+}
+
+TEST(HttpClient, NonStreamedJsonResponse) {
+  StreamScript s;
+  s.tokens = 4;
+  s.prompt_tokens = 9;
+  s.ttft = 30ms;
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_json_response(s); });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_TRUE(rec.ok()) << rec.error->message;
+  EXPECT_FALSE(rec.streamed);
+  ASSERT_EQ(rec.content_ns.size(), 1u);
+  EXPECT_NEAR(ms(rec.content_ns[0] - rec.start_ns), 30.0, 2.0);
+  EXPECT_EQ(rec.usage_completion_tokens, 4);
+}
