@@ -1,0 +1,177 @@
+// agentperf_bench_client: the load generator's own ceiling.
+//
+// A local server streams as fast as it can (every response written at once)
+// from a separate process, so the client's CPU time is measured alone. Three
+// scenarios, one client worker thread each:
+//   requests  short streams (8 events) at high concurrency: streamed requests/s
+//   events    long streams (4096 events): SSE events/s per client core
+//   stamps    paced streams (1 ms apart, server in-process recording the
+//             moment it wrote each event): client stamp - server write time
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/clock.h"
+#include "load/load_runner.h"
+#include "metrics/stats.h"
+#include "testserver/openai_scripts.h"
+#include "testserver/scripted_server.h"
+
+using namespace agentperf;
+using namespace std::chrono_literals;
+
+namespace {
+
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// Starts a fast server in a child process; returns its port.
+struct ChildServer {
+  pid_t pid = -1;
+  int keep_alive_fd = -1;
+  std::uint16_t port = 0;
+
+  void start() {
+    int port_pipe[2], alive_pipe[2];
+    if (pipe(port_pipe) || pipe(alive_pipe)) std::perror("pipe"), std::exit(1);
+    pid = fork();
+    if (pid == 0) {
+      close(port_pipe[0]);
+      close(alive_pipe[1]);
+      testserver::ScriptedServer server(testserver::paced_openai_handler(0ns, 0ns));
+      server.start();
+      std::uint16_t p = server.port();
+      if (write(port_pipe[1], &p, sizeof p) != sizeof p) _exit(1);
+      char c;
+      while (read(alive_pipe[0], &c, 1) > 0) {
+      }
+      server.stop();
+      _exit(0);
+    }
+    close(port_pipe[1]);
+    close(alive_pipe[0]);
+    keep_alive_fd = alive_pipe[1];
+    if (read(port_pipe[0], &port, sizeof port) != sizeof port) std::perror("read port"), std::exit(1);
+    close(port_pipe[0]);
+  }
+  void stop() {
+    close(keep_alive_fd);
+    int status;
+    waitpid(pid, &status, 0);
+  }
+};
+
+ProfileConfig config(const std::string& url, int concurrency, int osl, double seconds) {
+  ProfileConfig c;
+  c.url = url;
+  c.endpoint_type = EndpointType::completions;
+  c.concurrency = concurrency;
+  c.duration_s = seconds;
+  c.grace_period_s = 30;
+  c.isl = {16, 0, 1};
+  c.osl = {static_cast<double>(osl), 0, 1};
+  c.workers = 1;
+  c.quiet = true;
+  return c;
+}
+
+struct Throughput {
+  double wall_s = 0, cpu_s = 0;
+  std::int64_t requests = 0, errors = 0, events = 0;
+};
+
+Throughput run_fast(const std::string& url, int concurrency, int osl, double seconds) {
+  auto cfg = config(url, concurrency, osl, seconds);
+  LoadRunner runner(cfg, "bench");
+  const double cpu0 = cpu_seconds();
+  const auto t0 = monotonic_ns();
+  auto result = runner.run();
+  Throughput t;
+  t.wall_s = static_cast<double>(monotonic_ns() - t0) / 1e9;
+  t.cpu_s = cpu_seconds() - cpu0;
+  for (const auto& r : result.records) {
+    if (!r.ok()) {
+      ++t.errors;
+      continue;
+    }
+    ++t.requests;
+    t.events += r.content_events;
+  }
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 5;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--seconds S] [--json FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+  ChildServer child;
+  child.start();
+  const std::string url = "http://127.0.0.1:" + std::to_string(child.port);
+
+  auto req = run_fast(url, 64, 8, seconds);
+  auto ev = run_fast(url, 8, 4096, seconds);
+  child.stop();
+
+  // Timestamp error: the server runs in-process so its write stamps and the
+  // client's event stamps share one monotonic clock.
+  testserver::ServerOptions sopts;
+  sopts.record_write_times = true;
+  testserver::ScriptedServer paced(testserver::paced_openai_handler(1ms, 1ms), sopts);
+  paced.start();
+  auto cfg = config(paced.url(), 8, 200, std::min(seconds, 3.0));
+  LoadRunner runner(cfg, "bench");
+  auto result = runner.run();
+  std::vector<double> err_us;
+  for (const auto& r : result.records) {
+    if (!r.ok()) continue;
+    auto writes = paced.write_times(r.x_request_id);
+    for (std::size_t i = 0; i < r.content_ns.size() && i < writes.size(); ++i)
+      err_us.push_back(static_cast<double>(r.content_ns[i] - writes[i]) / 1e3);
+  }
+  paced.stop();
+  Summary stamp = summarize(err_us);
+
+  const double req_per_s = req.requests / req.wall_s;
+  const double req_per_core = req.requests / std::max(1e-9, req.cpu_s);
+  const double ev_per_s = ev.events / ev.wall_s;
+  const double ev_per_core = ev.events / std::max(1e-9, ev.cpu_s);
+  std::printf("agentperf client ceiling (1 client worker, server in a separate process)\n");
+  std::printf("  streamed requests/s      %10.0f  (%.0f per client CPU-second; %lld requests, %lld errors, "
+              "8 events each)\n",
+              req_per_s, req_per_core, static_cast<long long>(req.requests), static_cast<long long>(req.errors));
+  std::printf("  SSE events/s             %10.0f  (%.0f per client CPU-second; %lld events, %lld errors)\n", ev_per_s,
+              ev_per_core, static_cast<long long>(ev.events), static_cast<long long>(ev.errors));
+  std::printf("  timestamp error (us)     p50 %.1f  p99 %.1f  max %.1f  over %zu paced events\n",
+              stamp.percentile(50), stamp.percentile(99), stamp.max, stamp.count);
+  if (!json_path.empty()) {
+    nlohmann::json j = {{"streamed_requests_per_s", req_per_s},
+                        {"streamed_requests_per_client_cpu_s", req_per_core},
+                        {"sse_events_per_s", ev_per_s},
+                        {"sse_events_per_client_cpu_s", ev_per_core},
+                        {"timestamp_error_us", {{"p50", stamp.percentile(50)}, {"p99", stamp.percentile(99)}, {"max", stamp.max}}},
+                        {"errors", req.errors + ev.errors}};
+    std::ofstream(json_path) << j.dump(2) << "\n";
+  }
+  return (req.errors + ev.errors) == 0 ? 0 : 1;
+}
