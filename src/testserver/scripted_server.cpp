@@ -3,7 +3,9 @@
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <thread>
 
 #include "common/clock.h"
@@ -44,7 +46,15 @@ struct ScriptedServer::Impl {
   std::uint16_t port = 0;
   bool running = false;
 
-  Impl(Handler h, ServerOptions o) : handler(std::move(h)), opts(o), io(o.threads) {}
+  std::unique_ptr<asio::ssl::context> tls;
+
+  Impl(Handler h, ServerOptions o) : handler(std::move(h)), opts(o), io(o.threads) {
+    if (!opts.tls_cert_pem.empty()) {
+      tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+      tls->use_certificate_chain(asio::buffer(opts.tls_cert_pem));
+      tls->use_private_key(asio::buffer(opts.tls_key_pem), asio::ssl::context::pem);
+    }
+  }
 
   asio::awaitable<void> accept_loop() {
     for (;;) {
@@ -61,13 +71,28 @@ struct ScriptedServer::Impl {
   asio::awaitable<void> serve(tcp::socket sock, std::uint64_t conn_id) {
     beast::error_code ignored;
     sock.set_option(tcp::no_delay(true), ignored);
-    beast::tcp_stream stream(std::move(sock));
+    if (tls) {
+      beast::ssl_stream<beast::tcp_stream> stream(std::move(sock), *tls);
+      beast::get_lowest_layer(stream).expires_after(opts.idle_timeout);
+      auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, nothrow);
+      if (!ec) co_await serve_stream(stream, conn_id);
+      beast::get_lowest_layer(stream).socket().close(ignored);
+    } else {
+      beast::tcp_stream stream(std::move(sock));
+      co_await serve_stream(stream, conn_id);
+      stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      stream.socket().close(ignored);
+    }
+  }
+
+  template <class Stream>
+  asio::awaitable<void> serve_stream(Stream& stream, std::uint64_t conn_id) {
     beast::flat_buffer buffer;
     asio::steady_timer timer(io);
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(512u << 20);
-      stream.expires_after(opts.idle_timeout);
+      beast::get_lowest_layer(stream).expires_after(opts.idle_timeout);
       auto [ec, n] = co_await http::async_read(stream, buffer, parser, nothrow);
       if (ec) {
         if (ec == beast::error::timeout) ++idle_closes;
@@ -87,17 +112,16 @@ struct ScriptedServer::Impl {
       req.body = std::move(msg.body());
       ++requests;
       ScriptedResponse resp = handler(req);
-      stream.expires_never();
+      beast::get_lowest_layer(stream).expires_never();
       bool ok = co_await write_response(stream, timer, req, resp);
       if (!ok || resp.close_after || resp.truncate || !msg.keep_alive() ||
           resp.framing == ScriptedResponse::Framing::close_delimited)
         break;
     }
-    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream.socket().close(ignored);
   }
 
-  asio::awaitable<bool> write_response(beast::tcp_stream& stream, asio::steady_timer& timer,
+  template <class Stream>
+  asio::awaitable<bool> write_response(Stream& stream, asio::steady_timer& timer,
                                        const ReceivedRequest& req, const ScriptedResponse& resp) {
     using Framing = ScriptedResponse::Framing;
     std::string head;
@@ -192,7 +216,9 @@ void ScriptedServer::stop() {
 }
 
 std::uint16_t ScriptedServer::port() const { return impl_->port; }
-std::string ScriptedServer::url() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
+std::string ScriptedServer::url() const {
+  return std::string(impl_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(impl_->port);
+}
 
 ServerStats ScriptedServer::stats() const {
   return ServerStats{impl_->connections.load(), impl_->requests.load(), impl_->idle_closes.load()};

@@ -54,6 +54,9 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{5000};
   // Keep, per X-Request-ID, the monotonic time each step's write started.
   bool record_write_times = false;
+  // Serve HTTPS with this certificate chain and key (PEM); empty = HTTP.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
 };
 
 struct ServerStats {

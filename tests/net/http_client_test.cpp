@@ -9,6 +9,7 @@
 #include "support/client_harness.h"
 #include "testserver/openai_scripts.h"
 #include "testserver/scripted_server.h"
+#include "testserver/self_signed.h"
 
 using namespace agentperf;
 using namespace std::chrono_literals;
@@ -290,4 +291,33 @@ TEST(HttpClient, NonStreamedJsonResponse) {
   ASSERT_EQ(rec.content_ns.size(), 1u);
   EXPECT_NEAR(ms(rec.content_ns[0] - rec.start_ns), 30.0, 2.0);
   EXPECT_EQ(rec.usage_completion_tokens, 4);
+}
+
+TEST(HttpClient, StreamsOverTls) {
+  auto pem = testserver::make_self_signed_cert();
+  StreamScript s;
+  s.tokens = 6;
+  s.ttft = 10ms;
+  s.itl = 2ms;
+  testserver::ServerOptions opts;
+  opts.tls_cert_pem = pem.cert;
+  opts.tls_key_pem = pem.key;
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); }, opts);
+  server.start();
+  ASSERT_EQ(server.url().rfind("https://", 0), 0u);
+  ClientHarness h(server.url());  // certificate not verified by default
+  for (int i = 0; i < 2; ++i) {
+    auto rec = h.send(chat_request());
+    ASSERT_TRUE(rec.ok()) << rec.error->message;
+    EXPECT_EQ(rec.content_events, 6);
+    EXPECT_NEAR(ms(rec.content_ns.front() - rec.start_ns), 10.0, 2.0);
+  }
+  EXPECT_EQ(server.stats().connections, 1u);  // TLS sessions are kept alive too
+
+  net::ClientOptions verify;
+  verify.tls_verify = true;  // a self-signed certificate must then be refused
+  ClientHarness strict(server.url(), verify);
+  auto rec = strict.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->type, "TLSError");
 }
