@@ -1,0 +1,18 @@
+# Generates a C++ file holding the shipped spec JSON files as raw strings.
+# Inputs: MODELS_DIR, HARDWARE_DIR, OUTPUT.
+function(emit_map var dir out)
+  file(GLOB files "${dir}/*.json")
+  list(SORT files)
+  string(APPEND body "const std::map<std::string, std::string>& ${var}() {\n  static const std::map<std::string, std::string> m = {\n")
+  foreach(f ${files})
+    get_filename_component(name "${f}" NAME_WLE)
+    file(READ "${f}" content)
+    string(APPEND body "    {\"${name}\", R\"agentperf_json(${content})agentperf_json\"},\n")
+  endforeach()
+  string(APPEND body "  };\n  return m;\n}\n")
+  set(${out} "${body}" PARENT_SCOPE)
+endfunction()
+emit_map(builtin_model_json "${MODELS_DIR}" models)
+emit_map(builtin_hardware_json "${HARDWARE_DIR}" hardware)
+file(WRITE "${OUTPUT}.tmp" "// Generated from data/ by cmake/embed_specs.cmake. Do not edit.\n#include \"sim/builtin_specs.h\"\nnamespace agentperf::sim {\n${models}${hardware}}\n")
+file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)

@@ -1,0 +1,410 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace agentperf::sim {
+
+struct Engine::Req {
+  SimRequestSpec spec;
+  std::int64_t prompt_len = 0;
+  enum class State { waiting, prefilling, running } state = State::waiting;
+  std::int64_t prefix = 0;     // reused from the cache at the current admission
+  std::int64_t prefilled = 0;  // tokens of the sequence with KV
+  std::int64_t ctx = 0;        // tokens with KV while running (prefilled + decoded since)
+  std::int64_t generated = 0;
+  std::int64_t private_tokens = 0;
+  RadixNode* lock_node = nullptr;
+  bool slot = false;
+  bool first_sent = false;
+  std::int64_t cached_reported = -1;
+  std::int64_t admitted_at = 0;
+  std::vector<Token> seq;  // prompt + output, built when output must be part of a prefill/insert
+
+  std::int64_t seq_len() const { return prompt_len + generated; }
+  std::int64_t remaining() const { return std::max<std::int64_t>(0, spec.max_new_tokens - generated); }
+};
+
+Engine::Engine(ModelSpec model, HardwareSpec hw, EngineConfig cfg)
+    : model_(std::move(model)), hw_(std::move(hw)), cfg_(cfg), plan_(plan_memory(model_, hw_, cfg_)),
+      steps_(model_, hw_, cfg_),
+      cache_(cfg_.page_size, model_.hybrid(), cfg_.hicache.enabled ? plan_.host_kv_tokens : 0,
+             cfg_.hicache.enabled ? plan_.host_mamba_slots : 0, cfg_.hicache.write_policy,
+             plan_.kv_bytes_per_token_rank + plan_.draft_kv_bytes_per_token_rank, plan_.state_bytes_per_request_rank),
+      new_token_ratio_(cfg_.new_token_ratio_init), rng_(mix_seed(cfg_.seed, 0x51A)) {
+  if (!cfg_.spec.enabled || !model_.mtp) cfg_.spec.enabled = false;
+}
+
+Engine::~Engine() = default;
+
+Token Engine::output_token(const Req& r, std::int64_t i) const {
+  const std::uint64_t h = mix_seed(r.spec.id, static_cast<std::uint64_t>(i), 0x07);
+  return static_cast<Token>(100000 + h % 100000);  // outside the client's synthetic id range
+}
+
+std::vector<Token> Engine::sequence_of(const Req& r) const {
+  std::vector<Token> s;
+  s.reserve(static_cast<std::size_t>(r.seq_len()));
+  s.insert(s.end(), r.spec.prompt->begin(), r.spec.prompt->end());
+  for (std::int64_t i = 0; i < r.generated; ++i) s.push_back(output_token(r, i));
+  return s;
+}
+
+void Engine::submit(SimRequestSpec spec) {
+  const auto len = static_cast<std::int64_t>(spec.prompt ? spec.prompt->size() : 0);
+  ++stats_.requests_total;
+  std::optional<std::string> error;
+  if (len == 0) error = "the prompt is empty";
+  else if (len + spec.max_new_tokens > model_.max_context)
+    error = "Requested token count exceeds the model's maximum context length of " + std::to_string(model_.max_context) +
+            " tokens. You requested a total of " + std::to_string(len + spec.max_new_tokens) + " tokens: " +
+            std::to_string(len) + " tokens from the input messages and " + std::to_string(spec.max_new_tokens) +
+            " tokens for the completion.";
+  else if (len + 1 > plan_.kv_tokens)
+    error = "the prompt (" + std::to_string(len) + " tokens) is larger than the KV cache (" +
+            std::to_string(plan_.kv_tokens) + " tokens)";
+  if (error) {
+    TokenEvent ev;
+    ev.id = spec.id;
+    ev.finished = true;
+    ev.prompt_tokens = len;
+    ev.error = *error;
+    pending_errors_.push_back(ev);
+    ++stats_.rejected;
+    return;
+  }
+  auto r = std::make_unique<Req>();
+  r->spec = std::move(spec);
+  r->prompt_len = len;
+  waiting_.push_back(r.get());
+  reqs_[r->spec.id] = std::move(r);
+}
+
+bool Engine::has_work() const { return !waiting_.empty() || !running_.empty() || chunked_ || !pending_errors_.empty(); }
+
+std::int64_t Engine::kv_available() const {
+  return plan_.kv_tokens - cache_.counters().device_tokens - private_tokens_;
+}
+
+bool Engine::make_room(std::int64_t tokens) {
+  const std::int64_t avail = kv_available();
+  if (avail >= tokens) return true;
+  cache_.evict_device(tokens - avail);
+  return kv_available() >= tokens;
+}
+
+std::int64_t Engine::state_slots_used() const { return cache_.counters().device_states + running_slots_; }
+
+bool Engine::take_state_slot() {
+  if (!model_.hybrid()) return true;
+  if (state_slots_used() >= plan_.mamba_slots && cache_.evict_device_states(1) == 0) return false;
+  ++running_slots_;
+  return true;
+}
+
+int Engine::draw_accept_length() {
+  const int max_len = cfg_.spec.num_steps + 1;
+  const double al = std::clamp(cfg_.spec.accept_length, 1.0, static_cast<double>(max_len));
+  const int lo = static_cast<int>(std::floor(al));
+  const double frac = al - lo;
+  const int l = lo + (rng_.uniform() < frac ? 1 : 0);
+  return std::clamp(l, 1, max_len);
+}
+
+bool Engine::try_prefill(StepOutcome& out) {
+  if (waiting_.empty() && !chunked_) return false;
+  struct Item {
+    Req* r;
+    std::int64_t chunk;
+    std::int64_t before;
+  };
+  std::vector<Item> items;
+  std::int64_t budget = cfg_.max_prefill_tokens;
+  const double h2d_before = cache_.counters().h2d_bytes;
+  const std::int64_t page = cache_.page_size();
+
+  if (chunked_) {
+    Req* r = chunked_;
+    const std::int64_t chunk = std::min({r->seq_len() - r->prefilled, std::int64_t(cfg_.chunked_prefill_size), budget});
+    if (!make_room(chunk)) return false;
+    r->private_tokens += chunk;
+    private_tokens_ += chunk;
+    items.push_back({r, chunk, r->prefilled});
+    budget -= chunk;
+  }
+  double reserve = 0;
+  for (const Req* r : running_)
+    reserve += static_cast<double>(std::min<std::int64_t>(r->remaining(), cfg_.max_new_tokens_estimate_clip)) *
+               new_token_ratio_;
+  const std::int64_t max_running = plan_.max_running_requests;
+  bool chunk_left = chunked_ && items.front().chunk < chunked_->seq_len() - chunked_->prefilled;
+  std::int64_t admitted_prefix = 0, admitted_len = 0;
+
+  while (!waiting_.empty() && budget > 0 && !chunk_left) {
+    const std::int64_t in_flight = static_cast<std::int64_t>(running_.size()) + static_cast<std::int64_t>(items.size());
+    if (in_flight >= max_running) break;
+    Req* r = waiting_.front();
+    if (r->generated > 0 && r->seq.size() != static_cast<std::size_t>(r->seq_len())) r->seq = sequence_of(*r);
+    std::span<const Token> seq = r->generated > 0 ? std::span<const Token>(r->seq) : std::span<const Token>(*r->spec.prompt);
+    const std::int64_t seq_len = r->seq_len();
+    PrefixMatch m = cache_.match(seq, clock_);
+    std::int64_t use = m.device_usable;
+    RadixNode* node = m.device_node;
+    bool load = false;
+    if (cfg_.hicache.enabled && m.host_usable - m.device_usable >= cfg_.hicache.load_back_threshold) {
+      use = m.host_usable;
+      node = m.host_node;
+      load = true;
+    }
+    // At least one token is computed, to produce logits for the first output.
+    if (use >= seq_len) use = std::max<std::int64_t>(0, (seq_len - 1) / page * page);
+    const std::int64_t new_tokens = seq_len - use;
+    const double estimate =
+        static_cast<double>(new_tokens) +
+        static_cast<double>(std::min<std::int64_t>(r->remaining(), cfg_.max_new_tokens_estimate_clip)) * new_token_ratio_;
+    const std::int64_t load_tokens = load ? use - m.device_usable : 0;
+    cache_.lock(node);
+    const double room = static_cast<double>(kv_available() + cache_.evictable_device_tokens()) - reserve;
+    if (room < estimate + static_cast<double>(load_tokens)) {
+      cache_.unlock(node);
+      break;
+    }
+    if (!take_state_slot()) {
+      cache_.unlock(node);
+      break;
+    }
+    if (load) {
+      make_room(load_tokens);
+      cache_.load_back(node, clock_);
+    }
+    const std::int64_t chunk = std::min({new_tokens, std::int64_t(cfg_.chunked_prefill_size), budget});
+    if (!make_room(chunk)) {
+      if (model_.hybrid()) --running_slots_;
+      cache_.unlock(node);
+      break;
+    }
+    waiting_.pop_front();
+    r->slot = model_.hybrid();
+    r->lock_node = node;
+    r->prefix = use;
+    r->prefilled = use;
+    r->private_tokens = chunk;
+    private_tokens_ += chunk;
+    r->state = Req::State::prefilling;
+    r->admitted_at = clock_;
+    if (r->cached_reported < 0) {
+      r->cached_reported = use;
+      stats_.cached_tokens_total += use;
+      stats_.cached_tokens_host += load ? load_tokens : 0;
+      stats_.cached_tokens_device += use - (load ? load_tokens : 0);
+      stats_.prompt_tokens_total += r->prompt_len;
+    }
+    admitted_prefix += use;
+    admitted_len += seq_len;
+    items.push_back({r, chunk, use});
+    budget -= chunk;
+    if (chunk < new_tokens) {
+      chunked_ = r;
+      chunk_left = true;
+    }
+  }
+  if (items.empty()) return false;
+  if (admitted_len > 0) stats_.last_prefill_hit_rate = double(admitted_prefix) / double(admitted_len);
+
+  double new_total = 0, pairs = 0, kv_read = 0;
+  for (const auto& it : items) {
+    const double c = static_cast<double>(it.chunk), b = static_cast<double>(it.before);
+    new_total += c;
+    pairs += c * b + c * (c + 1) / 2;
+    kv_read += b + c;
+  }
+  StepTerms terms = steps_.prefill(new_total, pairs, kv_read, static_cast<int>(items.size()));
+  const double h2d_s = (cache_.counters().h2d_bytes - h2d_before) / (hw_.host_link_bandwidth * hw_.eff_host_link);
+  // Load-back is consumed layer by layer, overlapped with the forward.
+  out.duration_s = std::max(terms.total_s, h2d_s);
+  out.prefill = true;
+  out.batch = static_cast<int>(items.size());
+  out.tokens = static_cast<std::int64_t>(new_total);
+  stats_.computed_prefill_tokens_total += static_cast<std::int64_t>(new_total);
+
+  std::vector<Req*> done;
+  for (const auto& it : items) {
+    Req* r = it.r;
+    r->prefilled += it.chunk;
+    if (r->prefilled < r->seq_len()) continue;  // more chunks to come
+    if (chunked_ == r) chunked_ = nullptr;
+    std::span<const Token> seq = r->generated > 0 ? std::span<const Token>(r->seq) : std::span<const Token>(*r->spec.prompt);
+    // Checkpoint the prompt (and its state, which takes a slot of its own).
+    bool with_state = false;
+    if (model_.hybrid())
+      with_state = state_slots_used() < plan_.mamba_slots || cache_.evict_device_states(1) > 0;
+    auto ins = cache_.insert(seq, r->seq_len(), with_state, clock_);
+    cache_.lock(ins.node);
+    if (r->lock_node) cache_.unlock(r->lock_node);
+    r->lock_node = ins.node;
+    const std::int64_t now_private = r->seq_len() - ins.node->depth_end;
+    private_tokens_ += now_private - r->private_tokens;
+    r->private_tokens = now_private;
+    r->ctx = r->seq_len();
+    r->state = Req::State::running;
+    running_.push_back(r);
+    // The prefill forward also samples the next token.
+    TokenEvent ev;
+    ev.id = r->spec.id;
+    ev.first = !r->first_sent;
+    ev.new_tokens = 1;
+    ev.prompt_tokens = r->prompt_len;
+    ev.cached_tokens = r->cached_reported;
+    r->first_sent = true;
+    r->generated += 1;
+    r->ctx += 1;
+    r->private_tokens += 1;
+    private_tokens_ += 1;
+    ++stats_.generation_tokens_total;
+    ev.completion_tokens = r->generated;
+    out.events.push_back(ev);
+    if (r->remaining() == 0) done.push_back(r);
+  }
+  for (Req* r : done) finish(*r, out);
+  return true;
+}
+
+void Engine::retract_one() {
+  auto it = std::max_element(running_.begin(), running_.end(),
+                             [](const Req* a, const Req* b) { return a->admitted_at < b->admitted_at; });
+  Req* r = *it;
+  running_.erase(it);
+  cache_.unlock(r->lock_node);
+  r->lock_node = nullptr;
+  private_tokens_ -= r->private_tokens;
+  r->private_tokens = 0;
+  if (r->slot) {
+    --running_slots_;
+    r->slot = false;
+  }
+  r->state = Req::State::waiting;
+  r->prefilled = r->ctx = 0;
+  waiting_.push_front(r);
+  ++stats_.retractions;
+  new_token_ratio_ = cfg_.new_token_ratio_init;
+}
+
+void Engine::decode(StepOutcome& out) {
+  const int l = cfg_.spec.enabled ? draw_accept_length() : 1;
+  auto need = [&] {
+    std::int64_t n = 0;
+    for (const Req* r : running_) n += std::min<std::int64_t>(l, r->remaining());
+    return n;
+  };
+  while (!make_room(need()) && running_.size() > 1) retract_one();
+  if (!make_room(need())) {
+    // A single request that no longer fits: it cannot finish on this engine.
+    Req* r = running_.front();
+    running_.clear();
+    cache_.unlock(r->lock_node);
+    private_tokens_ -= r->private_tokens;
+    if (r->slot) --running_slots_;
+    TokenEvent ev;
+    ev.id = r->spec.id;
+    ev.finished = true;
+    ev.prompt_tokens = r->prompt_len;
+    ev.completion_tokens = r->generated;
+    ev.error = "KV cache exhausted: the request no longer fits in " + std::to_string(plan_.kv_tokens) + " tokens";
+    out.events.push_back(ev);
+    reqs_.erase(r->spec.id);
+    return;
+  }
+  double sum_ctx = 0;
+  for (const Req* r : running_) sum_ctx += static_cast<double>(r->ctx);
+  StepTerms terms = steps_.decode_round(static_cast<int>(running_.size()), sum_ctx);
+  out.duration_s = terms.total_s;
+  out.batch = static_cast<int>(running_.size());
+  if (cfg_.spec.enabled) {
+    stats_.spec_accept_length_sum += l;
+    ++stats_.spec_verify_steps;
+  }
+  std::vector<Req*> done;
+  for (Req* r : running_) {
+    const auto n = std::min<std::int64_t>(l, r->remaining());
+    r->generated += n;
+    r->ctx += n;
+    r->private_tokens += n;
+    private_tokens_ += n;
+    stats_.generation_tokens_total += n;
+    out.tokens += n;
+    TokenEvent ev;
+    ev.id = r->spec.id;
+    ev.new_tokens = static_cast<int>(n);
+    ev.prompt_tokens = r->prompt_len;
+    ev.cached_tokens = r->cached_reported;
+    ev.completion_tokens = r->generated;
+    out.events.push_back(ev);
+    if (r->remaining() == 0) done.push_back(r);
+  }
+  for (Req* r : done) finish(*r, out);
+  new_token_ratio_ = std::max(cfg_.new_token_ratio_min, new_token_ratio_ - cfg_.new_token_ratio_decay);
+}
+
+void Engine::finish(Req& r, StepOutcome& out) {
+  running_.erase(std::remove(running_.begin(), running_.end(), &r), running_.end());
+  const std::vector<Token> seq = sequence_of(r);
+  // The request's working state becomes the tree's checkpoint (no new slot).
+  auto ins = cache_.insert(seq, static_cast<std::int64_t>(seq.size()), r.slot, clock_);
+  if (r.slot) {
+    --running_slots_;
+    r.slot = false;
+  }
+  if (r.lock_node) cache_.unlock(r.lock_node);
+  private_tokens_ -= r.private_tokens;
+  r.private_tokens = 0;
+  (void)ins;
+  for (auto& ev : out.events)
+    if (ev.id == r.spec.id) ev.finished = true;
+  ++stats_.requests_finished;
+  reqs_.erase(r.spec.id);
+}
+
+StepOutcome Engine::step() {
+  StepOutcome out;
+  ++clock_;
+  ++stats_.steps;
+  out.events = std::move(pending_errors_);
+  pending_errors_.clear();
+  if (try_prefill(out)) {
+    ++stats_.prefill_steps;
+  } else if (!running_.empty()) {
+    decode(out);
+    ++stats_.decode_steps;
+  } else if (!waiting_.empty()) {
+    // Nothing runs and the head of the queue cannot be admitted even into an
+    // idle engine: it can never run here.
+    Req* r = waiting_.front();
+    waiting_.pop_front();
+    TokenEvent ev;
+    ev.id = r->spec.id;
+    ev.finished = true;
+    ev.prompt_tokens = r->prompt_len;
+    ev.error = "the request cannot be scheduled: it needs more KV cache or state slots than the engine has";
+    out.events.push_back(ev);
+    ++stats_.rejected;
+    reqs_.erase(r->spec.id);
+  }
+  stats_.busy_s += out.duration_s;
+  return out;
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s = stats_;
+  s.running = static_cast<std::int64_t>(running_.size()) + (chunked_ ? 1 : 0);
+  s.waiting = static_cast<std::int64_t>(waiting_.size());
+  s.kv_total = plan_.kv_tokens;
+  s.kv_used = private_tokens_ + cache_.counters().locked_device_tokens;
+  s.kv_evictable = cache_.evictable_device_tokens();
+  s.state_slots = plan_.mamba_slots;
+  s.state_used = state_slots_used();
+  s.host_total = cfg_.hicache.enabled ? plan_.host_kv_tokens : 0;
+  s.host_used = cache_.counters().host_tokens;
+  return s;
+}
+
+}  // namespace agentperf::sim

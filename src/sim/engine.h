@@ -1,0 +1,124 @@
+// The simulated engine: an SGLang-like scheduler over the radix cache, the
+// memory plan and the roofline step-time model (serving-side.md §6-7).
+//
+// Each step() is one scheduler iteration: prefill first (a batch of waiting
+// requests under --max-prefill-tokens, one of them possibly chunked at
+// --chunked-prefill-size, admitted while KV and state slots last, FCFS),
+// otherwise one decode round of the running batch (with MTP: one accept
+// length drawn for the whole batch per verify, "match-expected"). When a
+// decode round needs KV that eviction cannot free, the newest running
+// request is retracted to the front of the queue. Time is the caller's: the
+// virtual-time driver adds step durations, the HTTP server sleeps them.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "load/distribution.h"
+#include "sim/engine_config.h"
+#include "sim/memory_plan.h"
+#include "sim/radix_cache.h"
+#include "sim/specs.h"
+#include "sim/step_time.h"
+
+namespace agentperf::sim {
+
+struct SimRequestSpec {
+  std::uint64_t id = 0;
+  std::shared_ptr<const std::vector<Token>> prompt;
+  int max_new_tokens = 16;
+};
+
+struct TokenEvent {
+  std::uint64_t id = 0;
+  int new_tokens = 0;
+  bool first = false;
+  bool finished = false;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t cached_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::optional<std::string> error;  // rejected (e.g. context too long)
+};
+
+struct StepOutcome {
+  double duration_s = 0;
+  bool prefill = false;
+  int batch = 0;
+  std::int64_t tokens = 0;
+  std::vector<TokenEvent> events;
+};
+
+struct EngineStats {
+  std::int64_t running = 0, waiting = 0;
+  std::int64_t kv_total = 0, kv_used = 0, kv_evictable = 0;  // used = held by requests or locked
+  std::int64_t state_slots = 0, state_used = 0;
+  std::int64_t host_total = 0, host_used = 0;
+  std::int64_t prompt_tokens_total = 0, generation_tokens_total = 0;
+  std::int64_t cached_tokens_total = 0, cached_tokens_device = 0, cached_tokens_host = 0;
+  std::int64_t computed_prefill_tokens_total = 0;
+  std::int64_t requests_total = 0, requests_finished = 0, retractions = 0, rejected = 0;
+  double last_prefill_hit_rate = 0;
+  double spec_accept_length_sum = 0;
+  std::int64_t spec_verify_steps = 0;
+  std::int64_t steps = 0, prefill_steps = 0, decode_steps = 0;
+  double busy_s = 0;
+  double token_usage() const { return kv_total ? double(kv_used) / double(kv_total) : 0.0; }
+};
+
+class Engine {
+ public:
+  Engine(ModelSpec model, HardwareSpec hw, EngineConfig cfg);
+  ~Engine();
+
+  // Queues a request; too-long prompts come back as an error event from the
+  // next step.
+  void submit(SimRequestSpec req);
+  bool has_work() const;
+  StepOutcome step();
+
+  EngineStats stats() const;
+  const MemoryPlan& plan() const { return plan_; }
+  const EngineConfig& config() const { return cfg_; }
+  const ModelSpec& model() const { return model_; }
+  const StepTimeModel& step_model() const { return steps_; }
+  const RadixCache& cache() const { return cache_; }
+  // Accept length drawn for one verify step (exposed for tests).
+  int draw_accept_length();
+
+ private:
+  struct Req;
+  bool try_prefill(StepOutcome& out);
+  void decode(StepOutcome& out);
+  void finish(Req& r, StepOutcome& out);
+  void retract_one();
+  std::int64_t kv_available() const;
+  bool make_room(std::int64_t tokens);
+  bool take_state_slot();
+  std::int64_t state_slots_used() const;
+  std::vector<Token> sequence_of(const Req& r) const;
+  Token output_token(const Req& r, std::int64_t i) const;
+
+  ModelSpec model_;
+  HardwareSpec hw_;
+  EngineConfig cfg_;
+  MemoryPlan plan_;
+  StepTimeModel steps_;
+  RadixCache cache_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Req>> reqs_;
+  std::deque<Req*> waiting_;
+  std::vector<Req*> running_;
+  Req* chunked_ = nullptr;
+  std::vector<TokenEvent> pending_errors_;
+  std::int64_t private_tokens_ = 0;
+  std::int64_t running_slots_ = 0;
+  std::int64_t clock_ = 0;  // LRU clock: one tick per step
+  double new_token_ratio_;
+  Rng rng_;
+  EngineStats stats_;
+};
+
+}  // namespace agentperf::sim

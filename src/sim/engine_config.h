@@ -1,0 +1,48 @@
+// Server flags of the simulated SGLang-like engine (names follow SGLang's
+// server arguments; serving-side.md §0, §2, §4, §6, §7).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace agentperf::sim {
+
+enum class WritePolicy { write_through, write_through_selective, write_back };
+const char* write_policy_name(WritePolicy p) noexcept;
+WritePolicy parse_write_policy(const std::string& s);  // throws UserError
+
+struct SpecDecodeConfig {
+  bool enabled = false;
+  int num_steps = 3;          // --speculative-num-steps
+  int num_draft_tokens = 4;   // --speculative-num-draft-tokens (chain: steps + 1)
+  double accept_length = 3.39;  // SGLANG_SIMULATE_ACC_LEN, bonus token included
+};
+
+struct HiCacheConfig {
+  bool enabled = false;       // --enable-hierarchical-cache
+  double size_gb = 0;         // --hicache-size, per rank and per pool; 0 = use ratio
+  double ratio = 2.0;         // --hicache-ratio
+  WritePolicy write_policy = WritePolicy::write_through;  // --hicache-write-policy
+  int load_back_threshold = 10;  // tokens; smaller host hits are recomputed
+};
+
+struct EngineConfig {
+  int tp = 1;
+  double mem_fraction_static = 0.8;
+  int chunked_prefill_size = 16384;
+  int max_prefill_tokens = 16384;
+  int max_running_requests = 0;  // 0 = limited by memory only
+  int cuda_graph_max_bs = 64;
+  int page_size = 1;
+  int stream_interval = 1;       // decode forwards between streamed chunks
+  double mamba_full_memory_ratio = 0.9;
+  int mamba_running_ratio = 3;   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (no_buffer strategy)
+  double new_token_ratio_init = 0.7;
+  double new_token_ratio_min = 0.1;
+  double new_token_ratio_decay = 0.001;  // per decode step while nothing is retracted
+  int max_new_tokens_estimate_clip = 4096;
+  SpecDecodeConfig spec;
+  HiCacheConfig hicache;
+  std::uint64_t seed = 0;
+};
+
+}  // namespace agentperf::sim

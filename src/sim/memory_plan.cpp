@@ -1,0 +1,129 @@
+#include "sim/memory_plan.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "common/error.h"
+
+namespace agentperf::sim {
+namespace {
+std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+  return buf;
+}
+constexpr double GiB = 1024.0 * 1024 * 1024;
+constexpr double MiB = 1024.0 * 1024;
+}  // namespace
+
+const char* write_policy_name(WritePolicy p) noexcept {
+  switch (p) {
+    case WritePolicy::write_through: return "write_through";
+    case WritePolicy::write_through_selective: return "write_through_selective";
+    case WritePolicy::write_back: return "write_back";
+  }
+  return "write_through";
+}
+
+WritePolicy parse_write_policy(const std::string& s) {
+  if (s == "write_through") return WritePolicy::write_through;
+  if (s == "write_through_selective") return WritePolicy::write_through_selective;
+  if (s == "write_back") return WritePolicy::write_back;
+  throw UserError("--hicache-write-policy '" + s + "': expected write_through, write_through_selective or write_back");
+}
+
+MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineConfig& cfg) {
+  MemoryPlan p;
+  const int tp = std::max(1, cfg.tp);
+  const bool spec = cfg.spec.enabled && m.mtp;
+  auto& d = p.derivation;
+
+  const double weights = m.total_weight_bytes() + (spec ? m.mtp->weight_bytes : 0.0);
+  p.weights_bytes_rank = weights / tp;
+  p.reserved_bytes = hw.hbm_usable_bytes * (1.0 - cfg.mem_fraction_static);
+  p.rest_bytes = hw.hbm_usable_bytes - p.weights_bytes_rank - p.reserved_bytes;
+  d.push_back(fmt("weights per rank = %.1f GB / TP%.0f = %.2f GiB", weights / 1e9, tp, p.weights_bytes_rank / GiB));
+  d.push_back(fmt("reserved (1 - mem_fraction_static %.2f) x %.1f GiB usable HBM = %.2f GiB", cfg.mem_fraction_static,
+                  hw.hbm_usable_bytes / GiB, p.reserved_bytes / GiB));
+  d.push_back(fmt("rest = %.2f - %.2f - %.2f = %.2f GiB", hw.hbm_usable_bytes / GiB, p.weights_bytes_rank / GiB,
+                  p.reserved_bytes / GiB, p.rest_bytes / GiB));
+  if (p.rest_bytes <= 0)
+    throw UserError(fmt("model does not fit: weights need %.1f GiB per rank but only %.1f GiB of HBM is left after the "
+                        "%.0f%% reserve; use a larger TP or mem_fraction_static",
+                        p.weights_bytes_rank / GiB, (hw.hbm_usable_bytes - p.reserved_bytes) / GiB,
+                        (1 - cfg.mem_fraction_static) * 100));
+
+  p.kv_bytes_per_token_rank = m.kv_bytes_per_token_rank(tp);
+  p.draft_kv_bytes_per_token_rank = spec ? m.draft_kv_bytes_per_token_rank(tp) : 0.0;
+  p.state_bytes_per_request_rank = m.state_bytes_per_request_rank(tp);
+  d.push_back(fmt("KV per token per rank = %.0f layers x 2 x %.0f KV heads x %.0f x %.0f B", m.layers_full,
+                  m.kv_heads_per_rank(tp), m.head_dim, m.kv_dtype_bytes) +
+              fmt(" = %.0f B (+ %.0f B draft KV)", p.kv_bytes_per_token_rank, p.draft_kv_bytes_per_token_rank));
+
+  double kv_budget = p.rest_bytes;
+  const std::int64_t requested_running = cfg.max_running_requests > 0 ? cfg.max_running_requests : 1 << 20;
+  p.max_running_requests = requested_running;
+  if (m.hybrid()) {
+    const double r = cfg.mamba_full_memory_ratio;
+    const double state = p.state_bytes_per_request_rank;
+    const int D = spec ? cfg.spec.num_draft_tokens : 0;
+    const int ratio = std::max(1, cfg.mamba_running_ratio);
+    p.mamba_budget_bytes = p.rest_bytes * r / (1 + r);
+    p.mamba_slots = static_cast<std::int64_t>(std::floor(p.mamba_budget_bytes / (state * (1.0 + double(D) / ratio))));
+    p.intermediate_state_requests = std::min<std::int64_t>(requested_running, p.mamba_slots / ratio);
+    p.intermediate_bytes = state * static_cast<double>(p.intermediate_state_requests) * D;
+    kv_budget = p.rest_bytes - p.intermediate_bytes - static_cast<double>(p.mamba_slots) * state;
+    p.max_running_requests = std::min<std::int64_t>(requested_running, p.mamba_slots / ratio);
+    d.push_back(fmt("state per request per rank = %.1f MiB (conv + SSM over the linear-attention layers)", state / MiB));
+    d.push_back(fmt("mamba budget = rest x %.2f / %.2f = %.2f GiB", r, 1 + r, p.mamba_budget_bytes / GiB));
+    d.push_back(fmt("mamba slots = floor(%.2f GiB / (%.1f MiB x (1 + %.0f/%.0f)))", p.mamba_budget_bytes / GiB,
+                    state / MiB, D, ratio) +
+                " = " + std::to_string(p.mamba_slots));
+    d.push_back("verify intermediates for min(max_running " +
+                (cfg.max_running_requests > 0 ? std::to_string(cfg.max_running_requests) : std::string("unset")) +
+                ", slots/" + std::to_string(ratio) + ") = " + std::to_string(p.intermediate_state_requests) +
+                fmt(" requests x %.0f states = %.2f GiB", D, p.intermediate_bytes / GiB));
+  }
+  p.kv_budget_bytes = kv_budget;
+  const double per_token = p.kv_bytes_per_token_rank + p.draft_kv_bytes_per_token_rank;
+  std::int64_t tokens = kv_budget > 0 ? static_cast<std::int64_t>(std::floor(kv_budget / per_token)) : 0;
+  const int page = std::max(1, cfg.page_size);
+  tokens = tokens / page * page;
+  p.kv_tokens = tokens;
+  d.push_back(fmt("KV pool = %.2f GiB / %.0f B per token", kv_budget / GiB, per_token) + " = " +
+              std::to_string(p.kv_tokens) + " tokens");
+  if (p.kv_tokens < page * 16)
+    throw UserError(fmt("no room for the KV cache: %.2f GiB left after weights and state pools", kv_budget / GiB));
+  if (m.hybrid() && p.max_running_requests < 1)
+    throw UserError("no room for linear-attention state slots: the model cannot run a single request");
+
+  if (cfg.hicache.enabled) {
+    if (cfg.hicache.size_gb > 0) {
+      const double H = cfg.hicache.size_gb * 1e9;
+      p.host_kv_tokens = static_cast<std::int64_t>(std::floor(H / p.kv_bytes_per_token_rank));
+      p.host_mamba_slots = m.hybrid() ? static_cast<std::int64_t>(std::floor(H / p.state_bytes_per_request_rank)) : 0;
+      p.host_bytes_rank = H * (m.hybrid() ? 2.0 : 1.0) +
+                          static_cast<double>(p.host_kv_tokens) * p.draft_kv_bytes_per_token_rank;
+      d.push_back(fmt("host KV = floor(%.0f GB / %.0f B) = ", cfg.hicache.size_gb, p.kv_bytes_per_token_rank) +
+                  std::to_string(p.host_kv_tokens) + " tokens per rank");
+      if (m.hybrid())
+        d.push_back(fmt("host Mamba = floor(%.0f GB / %.1f MiB) = ", cfg.hicache.size_gb,
+                        p.state_bytes_per_request_rank / MiB) +
+                    std::to_string(p.host_mamba_slots) + " slots per rank");
+    } else {
+      p.host_kv_tokens = static_cast<std::int64_t>(static_cast<double>(p.kv_tokens) * cfg.hicache.ratio);
+      p.host_mamba_slots = static_cast<std::int64_t>(static_cast<double>(p.mamba_slots) * cfg.hicache.ratio);
+      p.host_bytes_rank = static_cast<double>(p.host_kv_tokens) * per_token +
+                          static_cast<double>(p.host_mamba_slots) * p.state_bytes_per_request_rank;
+      d.push_back(fmt("host KV = device tokens x hicache_ratio %.1f = ", cfg.hicache.ratio) +
+                  std::to_string(p.host_kv_tokens) + " tokens per rank");
+    }
+    p.host_kv_tokens = p.host_kv_tokens / page * page;
+    if (p.draft_kv_bytes_per_token_rank > 0)
+      d.push_back(fmt("draft host KV = host KV tokens x %.0f B = %.2f GB per rank", p.draft_kv_bytes_per_token_rank,
+                      static_cast<double>(p.host_kv_tokens) * p.draft_kv_bytes_per_token_rank / 1e9));
+  }
+  return p;
+}
+
+}  // namespace agentperf::sim

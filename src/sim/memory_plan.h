@@ -1,0 +1,45 @@
+// How the engine splits GPU memory (and host DRAM with HiCache) into pools,
+// following SGLang's sizing code as described in serving-side.md §2:
+//   rest = usable HBM - weights/rank - usable HBM x (1 - mem_fraction_static)
+//   hybrid models: mamba budget = rest x r / (1 + r), r = mamba_full_memory_ratio;
+//     slots = floor(budget / (state x (1 + D / ratio))) with spec decoding (D draft
+//     tokens), else floor(budget / state); verify intermediates for
+//     min(max_running, slots / ratio) requests x D states
+//   KV tokens = (rest - intermediates - slots x state) / (KV + draft KV bytes per token)
+//   host (per rank, per pool): KV tokens = floor(H x 1e9 / KV bytes per token), Mamba
+//     slots = floor(H x 1e9 / state); with H = 0, device tokens x hicache_ratio.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine_config.h"
+#include "sim/specs.h"
+
+namespace agentperf::sim {
+
+struct MemoryPlan {
+  double weights_bytes_rank = 0;
+  double reserved_bytes = 0;
+  double rest_bytes = 0;
+  double kv_bytes_per_token_rank = 0;     // target KV
+  double draft_kv_bytes_per_token_rank = 0;
+  double state_bytes_per_request_rank = 0;
+  double mamba_budget_bytes = 0;
+  std::int64_t mamba_slots = 0;            // device state slots (running + cached checkpoints)
+  std::int64_t intermediate_state_requests = 0;
+  double intermediate_bytes = 0;
+  double kv_budget_bytes = 0;
+  std::int64_t kv_tokens = 0;              // device KV pool, tokens (page-aligned)
+  std::int64_t max_running_requests = 0;   // after the memory caps
+  std::int64_t host_kv_tokens = 0;
+  std::int64_t host_mamba_slots = 0;
+  double host_bytes_rank = 0;              // all host pools of one rank
+  std::vector<std::string> derivation;     // one line per step, for plan output and docs
+};
+
+// Throws UserError when the model does not fit (weights above the budget,
+// no room for KV).
+MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineConfig& cfg);
+
+}  // namespace agentperf::sim

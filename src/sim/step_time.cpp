@@ -1,0 +1,103 @@
+#include "sim/step_time.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace agentperf::sim {
+
+StepTimeModel::StepTimeModel(const ModelSpec& m, const HardwareSpec& hw, const EngineConfig& cfg)
+    : m_(m), hw_(hw), cfg_(cfg) {}
+
+double StepTimeModel::experts_touched(double tokens) const {
+  if (!m_.moe) return 0;
+  const double e = m_.moe->experts, k = m_.moe->top_k;
+  return e * (1.0 - std::pow(1.0 - k / e, tokens));
+}
+
+double StepTimeModel::allreduce_s(double tokens, int count) const {
+  const int p = std::max(1, cfg_.tp);
+  if (p == 1) return 0;
+  const double bytes = tokens * m_.hidden * 2.0;  // bf16 activations
+  const double per = hw_.allreduce_alpha_s + 2.0 * (p - 1) / p * bytes / (hw_.nvlink_bandwidth * hw_.eff_nvlink);
+  return per * count;
+}
+
+StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
+  const int p = std::max(1, cfg_.tp);
+  StepTerms t;
+  t.experts_touched = experts_touched(s.tokens);
+  const double moe_bytes = m_.moe ? t.experts_touched / m_.moe->experts * m_.moe->routed_weight_bytes : 0.0;
+  t.weights_bytes = (m_.dense_weight_bytes + moe_bytes) / p;
+  t.kv_bytes = s.kv_read_tokens * m_.kv_bytes_per_token_rank(p);
+  // Linear-attention layers read and write each request's state once per forward.
+  t.state_bytes = 2.0 * s.batch * m_.state_bytes_per_request_rank(p);
+  t.flops = (2.0 * m_.active_params * s.tokens + m_.attention_flops_per_token_per_ctx() * s.attn_pairs) / p;
+  const double bw = hw_.hbm_bandwidth * hw_.eff_hbm;
+  t.memory_s = (t.weights_bytes + t.kv_bytes + t.state_bytes) / bw;
+  const double gemm = hw_.peak_for(m_.compute_dtype) * hw_.eff_gemm;
+  const double attn_flops = m_.attention_flops_per_token_per_ctx() * s.attn_pairs / p;
+  // Attention math runs at its own (lower) efficiency in bf16.
+  t.compute_s = (t.flops - attn_flops) / gemm + attn_flops / (hw_.peak_for("bf16") * hw_.eff_attention);
+  t.comm_s = allreduce_s(s.tokens, 2 * (m_.layers_full + m_.layers_linear));
+  const bool graph = !s.prefill && s.batch <= cfg_.cuda_graph_max_bs;
+  t.launch_s = graph ? hw_.launch_cuda_graph_s : hw_.launch_eager_s;
+  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s;
+  return t;
+}
+
+StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int batch) const {
+  StepTerms t;
+  if (!m_.mtp) return t;
+  const int p = std::max(1, cfg_.tp);
+  const double share = m_.mtp->moe_share_of_weights;
+  const double touched = m_.moe ? experts_touched(tokens) / m_.moe->experts : 1.0;
+  t.weights_bytes = m_.mtp->weight_bytes * ((1 - share) + share * touched) / p;
+  t.kv_bytes = kv_read_tokens * m_.draft_kv_bytes_per_token_rank(p);
+  const double layers = m_.layers_full + m_.layers_linear;
+  t.flops = 2.0 * m_.active_params / layers * tokens / p;
+  t.memory_s = (t.weights_bytes + t.kv_bytes) / (hw_.hbm_bandwidth * hw_.eff_hbm);
+  t.compute_s = t.flops / (hw_.peak_for("bf16") * hw_.eff_gemm);
+  t.comm_s = allreduce_s(tokens, 2);
+  t.launch_s = batch <= cfg_.cuda_graph_max_bs ? hw_.launch_cuda_graph_s * 0.25 : hw_.launch_eager_s / layers * 2;
+  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s;
+  return t;
+}
+
+StepTerms StepTimeModel::decode_round(int batch, double sum_ctx) const {
+  const bool spec = cfg_.spec.enabled && m_.mtp;
+  const int n = spec ? cfg_.spec.num_draft_tokens : 1;
+  ForwardShape s;
+  s.batch = batch;
+  s.tokens = static_cast<double>(batch) * n;
+  s.kv_read_tokens = sum_ctx;  // tree attention reads each request's KV once per verify
+  s.attn_pairs = sum_ctx * n;
+  StepTerms t = target_forward(s);
+  if (spec) {
+    // Verify keeps per-position linear-attention states: N intermediate writes.
+    const double extra_state = static_cast<double>(batch) * n * m_.state_bytes_per_request_rank(std::max(1, cfg_.tp));
+    t.state_bytes += extra_state;
+    t.memory_s += extra_state / (hw_.hbm_bandwidth * hw_.eff_hbm);
+    // S-1 draft forwards plus the draft-extend over the accepted tokens.
+    const int drafts = std::max(0, cfg_.spec.num_steps - 1) + 1;
+    double draft_s = 0;
+    for (int i = 0; i < drafts; ++i) draft_s += draft_forward(batch, sum_ctx, batch).total_s;
+    t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + draft_s;
+  }
+  t.total_s += hw_.per_step_cpu_s;
+  return t;
+}
+
+StepTerms StepTimeModel::prefill(double new_tokens, double attn_pairs, double kv_read_tokens, int batch) const {
+  ForwardShape s;
+  s.prefill = true;
+  s.batch = batch;
+  s.tokens = new_tokens;
+  s.attn_pairs = attn_pairs;
+  s.kv_read_tokens = kv_read_tokens;
+  StepTerms t = target_forward(s);
+  if (cfg_.spec.enabled && m_.mtp) t.total_s += draft_forward(new_tokens, kv_read_tokens, batch).total_s;
+  t.total_s += hw_.per_step_cpu_s;
+  return t;
+}
+
+}  // namespace agentperf::sim

@@ -1,0 +1,50 @@
+// Roofline step time for one engine forward (serving-side.md §9.3), per TP
+// rank:
+//   t = max(bytes / (HBM bw x eff), FLOPs / (peak x eff)) + all-reduce + launch
+// bytes: weights touched (dense part always; MoE experts touched by the
+// step's tokens, E x (1 - (1 - k/E)^T)), KV read by attention, linear-
+// attention state read+write; FLOPs: 2 x active params per token plus
+// attention QK^T+PV over the context; all-reduce: 2 per layer, alpha +
+// 2(P-1)/P x bytes / NVLink bw; launch: CUDA-graph replay when the decode
+// batch fits --cuda-graph-max-bs, eager otherwise and for prefill.
+#pragma once
+#include "sim/engine_config.h"
+#include "sim/specs.h"
+
+namespace agentperf::sim {
+
+struct ForwardShape {
+  bool prefill = false;
+  double tokens = 0;         // tokens computed (prefill chunk tokens, or batch x verify width)
+  int batch = 0;             // requests in the forward
+  double kv_read_tokens = 0; // context tokens whose KV attention reads (decode: sum of contexts)
+  double attn_pairs = 0;     // sum over tokens of the context each attends to (prefill)
+};
+
+struct StepTerms {
+  double weights_bytes = 0, kv_bytes = 0, state_bytes = 0, flops = 0;
+  double memory_s = 0, compute_s = 0, comm_s = 0, launch_s = 0, total_s = 0;
+  double experts_touched = 0;
+};
+
+class StepTimeModel {
+ public:
+  StepTimeModel(const ModelSpec& m, const HardwareSpec& hw, const EngineConfig& cfg);
+  // Distinct experts touched per MoE layer by T tokens (uniform routing).
+  double experts_touched(double tokens) const;
+  StepTerms target_forward(const ForwardShape& s) const;
+  // One MTP draft forward over `tokens` tokens (the single MTP layer).
+  StepTerms draft_forward(double tokens, double kv_read_tokens, int batch) const;
+  // A whole decode round of `batch` requests with `sum_ctx` context tokens:
+  // plain decode, or spec (S-1 drafts + verify of N tokens + draft extend).
+  StepTerms decode_round(int batch, double sum_ctx) const;
+  StepTerms prefill(double new_tokens, double attn_pairs, double kv_read_tokens, int batch) const;
+
+ private:
+  double allreduce_s(double tokens, int count) const;
+  const ModelSpec& m_;
+  const HardwareSpec& hw_;
+  EngineConfig cfg_;
+};
+
+}  // namespace agentperf::sim

@@ -1,0 +1,103 @@
+// Pool sizes for the InferenceX recipe (Qwen3.5-397B-A17B NVFP4 on B200,
+// fp8 KV, bf16 SSM, MTP with 4 draft tokens), against the derivation in
+// serving-side.md §1.2-1.3 and §2.2-2.3 (worked by hand there).
+#include "sim/memory_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+
+using namespace agentperf;
+using namespace agentperf::sim;
+
+namespace {
+EngineConfig recipe(int tp, int conc, bool hicache) {
+  EngineConfig c;
+  c.tp = tp;
+  c.mem_fraction_static = 0.80;
+  c.max_running_requests = 2 * conc;
+  c.spec.enabled = true;
+  c.spec.num_steps = 3;
+  c.spec.num_draft_tokens = 4;
+  if (hicache) {
+    c.page_size = 64;
+    c.hicache.enabled = true;
+    c.hicache.size_gb = 144;
+    c.hicache.write_policy = WritePolicy::write_through_selective;
+  }
+  return c;
+}
+constexpr double MiB = 1024.0 * 1024;
+}  // namespace
+
+TEST(ModelSpec, PerTokenAndPerRequestSizes) {
+  auto m = load_model_spec("qwen3.5-397b-a17b-nvfp4");
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 15360);  // 15 x 2 x 2 x 256 x 1
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(2), 7680);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(4), 7680);   // 2 KV heads replicated past TP2
+  EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(4), 512);
+  // conv 12,288 x 3 x 2 + SSM 64 x 128 x 128 x 2, over 45 layers
+  EXPECT_DOUBLE_EQ(m.state_bytes_per_request_rank(1), (12288.0 * 3 * 2 + 64.0 * 128 * 128 * 2) * 45);
+  EXPECT_NEAR(m.state_bytes_per_request_rank(4) / MiB, 23.3, 0.05);
+  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 491520);
+}
+
+TEST(MemoryPlan, RecipeTp4MatchesTheNotes) {
+  auto p = plan_memory(load_model_spec("qwen3.5-397b-a17b-nvfp4"), load_hardware_spec("b200"), recipe(4, 64, false));
+  // rest = 179 GiB - 251.2 GB/4 (incl. MTP) - 35.8 GiB
+  EXPECT_NEAR(p.rest_bytes / (1 << 30), 84.6, 0.5);
+  EXPECT_NEAR(static_cast<double>(p.mamba_slots), 759, 8);       // notes: ~759
+  EXPECT_EQ(p.intermediate_state_requests, 128);                  // min(2 x 64, slots / 3)
+  EXPECT_NEAR(static_cast<double>(p.kv_tokens) / 1e6, 7.3, 0.1);  // notes: ~7.3 M
+  EXPECT_EQ(p.max_running_requests, 128);
+}
+
+TEST(MemoryPlan, RecipeTp2IsSlotBound) {
+  auto p = plan_memory(load_model_spec("qwen3.5-397b-a17b-nvfp4"), load_hardware_spec("b200"), recipe(2, 32, false));
+  EXPECT_NEAR(static_cast<double>(p.mamba_slots), 118, 4);      // notes: ~118
+  EXPECT_LT(p.max_running_requests, 64);                        // slots / 3 ~ 39 < 2 x 32
+  EXPECT_NEAR(static_cast<double>(p.kv_tokens) / 1e6, 1.9, 0.15);
+}
+
+TEST(MemoryPlan, HiCacheHostPoolsPerRank) {
+  auto p = plan_memory(load_model_spec("qwen3.5-397b-a17b-nvfp4"), load_hardware_spec("b200"), recipe(4, 64, true));
+  EXPECT_EQ(p.host_kv_tokens, 18750000 / 64 * 64);  // floor(144e9 / 7,680), page-aligned
+  EXPECT_NEAR(static_cast<double>(p.host_mamba_slots), 5896, 5);  // notes: 5,896
+  EXPECT_EQ(p.kv_tokens % 64, 0);
+}
+
+TEST(MemoryPlan, DenseModelHasNoStatePool) {
+  EngineConfig c;
+  c.tp = 1;
+  auto p = plan_memory(load_model_spec("qwen3-32b"), load_hardware_spec("h200"), c);
+  EXPECT_EQ(p.mamba_slots, 0);
+  // (150.75e9 x 0.8 - 65.5e9) / 131,072 B per token
+  EXPECT_NEAR(static_cast<double>(p.kv_tokens), (150.75e9 * 0.8 - 65.5e9) / 131072.0, 1.0);
+}
+
+TEST(MemoryPlan, ModelThatDoesNotFitIsAClearError) {
+  EngineConfig c;
+  c.tp = 1;
+  try {
+    plan_memory(load_model_spec("qwen3.5-397b-a17b-nvfp4"), load_hardware_spec("b200"), c);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Specs, UnknownAndBrokenSpecsNameTheProblem) {
+  EXPECT_THROW(load_model_spec("no-such-model"), UserError);
+  const auto path = std::filesystem::temp_directory_path() / "agentperf_bad_hw.json";
+  std::ofstream(path) << R"({"name":"x","hbm_bytes":1e9,"hbm_bandwidth":1e12,"peak_flops":{"bf16":1e15}})";
+  try {
+    load_hardware_spec(path.string());
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("nvlink_bandwidth_one_way"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
