@@ -4,6 +4,7 @@
 
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
+#include "cli/sim_command.h"
 #include "common/error.h"
 #include "common/version.h"
 
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   cli::add_profile_options(*profile, profile_cfg, profile_text);
 
   auto run = cli::add_run_command(app);
+  auto sim = cli::add_sim_command(app);
 
   try {
     app.parse(argc, argv);
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
       return cli::run_profile(profile_cfg, command);
     }
     if (cli::run_command_selected(*run)) return cli::execute_run_command(*run, command);
+    if (int code = cli::execute_sim_command(*sim, command); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

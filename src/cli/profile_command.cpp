@@ -26,6 +26,14 @@ extern "C" void on_sigint(int) { LoadRunner::request_interrupt(); }
 }  // namespace
 
 void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
+  add_target_options(cmd, cfg, text);
+  add_load_options(cmd, cfg, text);
+  add_prompt_options(cmd, cfg, text);
+  add_client_options(cmd, cfg);
+  add_output_options(cmd, cfg);
+}
+
+void add_target_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
   auto* target = "Target";
   cmd.add_option("-u,--url", cfg.url, "Server base URL (http:// or https://)")->group(target)->capture_default_str();
   cmd.add_option("--endpoint", cfg.endpoint, "Request path; default /v1/chat/completions or /v1/completions")
@@ -41,7 +49,9 @@ void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text
   cmd.add_option("--extra-inputs", text.extra_inputs,
                  "Extra body field key:value, value parsed as JSON when it is JSON (e.g. ignore_eos:true); repeatable")
       ->group(target);
+}
 
+void add_load_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
   auto* load = "Load";
   cmd.add_option("-c,--concurrency", cfg.concurrency, "Closed loop: N requests in flight at all times; with "
                  "--request-rate, a cap on requests in flight")
@@ -70,7 +80,9 @@ void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text
   cmd.add_option("--failed-request-threshold", cfg.failed_request_threshold,
                  "Stop the run when the error ratio exceeds this (0..1]; 1 = never")
       ->check(CLI::Range(0.0, 1.0))->group(load)->capture_default_str();
+}
 
+void add_prompt_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
   auto* prompt = "Prompts";
   cmd.add_option("--isl,--synthetic-input-tokens-mean", cfg.isl.mean,
                  "Input length in tokens (whole prompt, shared prefix included)")
@@ -94,7 +106,9 @@ void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text
       ->capture_default_str();
   cmd.add_option("--token-id-range", text.token_id_range, "MIN:MAX range of synthetic token ids (default 1000:30000)")
       ->group(prompt);
+}
 
+void add_client_options(CLI::App& cmd, ProfileConfig& cfg) {
   auto* client = "Client";
   cmd.add_option("--connect-timeout", cfg.connect_timeout_s, "Seconds to establish a connection")
       ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
@@ -108,7 +122,9 @@ void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text
   cmd.add_option("--connect-attempts", cfg.connect_attempts, "Connection attempts before a request fails")
       ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
   cmd.add_flag("--tls-verify", cfg.tls_verify, "Verify the server's TLS certificate")->group(client);
+}
 
+void add_output_options(CLI::App& cmd, ProfileConfig& cfg) {
   auto* output = "Output";
   cmd.add_option("-o,--artifact-dir,--output-artifact-dir", cfg.artifact_dir, "Directory for result files")
       ->group(output)->capture_default_str();

@@ -23,6 +23,12 @@ struct ProfileCliText {
 
 // Registers every profile option on `cmd` (shared with `agentperf run`).
 void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
+// The option groups one by one (`sim predict` takes load, prompts, output).
+void add_target_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
+void add_load_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
+void add_prompt_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
+void add_client_options(CLI::App& cmd, ProfileConfig& cfg);
+void add_output_options(CLI::App& cmd, ProfileConfig& cfg);
 
 // Turns the text forms into cfg fields; throws UserError naming the option.
 void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text);

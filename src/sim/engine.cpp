@@ -22,6 +22,9 @@ struct Engine::Req {
   std::vector<Token> seq;  // prompt + output, built when output must be part of a prefill/insert
 
   std::int64_t seq_len() const { return prompt_len + generated; }
+  std::span<const Token> prompt_span() const {
+    return std::span<const Token>(*spec.prompt).first(static_cast<std::size_t>(prompt_len));
+  }
   std::int64_t remaining() const { return std::max<std::int64_t>(0, spec.max_new_tokens - generated); }
 };
 
@@ -45,13 +48,15 @@ Token Engine::output_token(const Req& r, std::int64_t i) const {
 std::vector<Token> Engine::sequence_of(const Req& r) const {
   std::vector<Token> s;
   s.reserve(static_cast<std::size_t>(r.seq_len()));
-  s.insert(s.end(), r.spec.prompt->begin(), r.spec.prompt->end());
+  const auto p = r.prompt_span();
+  s.insert(s.end(), p.begin(), p.end());
   for (std::int64_t i = 0; i < r.generated; ++i) s.push_back(output_token(r, i));
   return s;
 }
 
 void Engine::submit(SimRequestSpec spec) {
-  const auto len = static_cast<std::int64_t>(spec.prompt ? spec.prompt->size() : 0);
+  const auto size = static_cast<std::int64_t>(spec.prompt ? spec.prompt->size() : 0);
+  const std::int64_t len = spec.prompt_len > 0 ? std::min(spec.prompt_len, size) : size;
   ++stats_.requests_total;
   std::optional<std::string> error;
   if (len == 0) error = "the prompt is empty";
@@ -145,7 +150,7 @@ bool Engine::try_prefill(StepOutcome& out) {
     if (in_flight >= max_running) break;
     Req* r = waiting_.front();
     if (r->generated > 0 && r->seq.size() != static_cast<std::size_t>(r->seq_len())) r->seq = sequence_of(*r);
-    std::span<const Token> seq = r->generated > 0 ? std::span<const Token>(r->seq) : std::span<const Token>(*r->spec.prompt);
+    std::span<const Token> seq = r->generated > 0 ? std::span<const Token>(r->seq) : r->prompt_span();
     const std::int64_t seq_len = r->seq_len();
     PrefixMatch m = cache_.match(seq, clock_);
     std::int64_t use = m.device_usable;
@@ -233,7 +238,7 @@ bool Engine::try_prefill(StepOutcome& out) {
     r->prefilled += it.chunk;
     if (r->prefilled < r->seq_len()) continue;  // more chunks to come
     if (chunked_ == r) chunked_ = nullptr;
-    std::span<const Token> seq = r->generated > 0 ? std::span<const Token>(r->seq) : std::span<const Token>(*r->spec.prompt);
+    std::span<const Token> seq = r->generated > 0 ? std::span<const Token>(r->seq) : r->prompt_span();
     // Checkpoint the prompt (and its state, which takes a slot of its own).
     bool with_state = false;
     if (model_.hybrid())

@@ -29,8 +29,11 @@ namespace agentperf::sim {
 
 struct SimRequestSpec {
   std::uint64_t id = 0;
+  // The prompt is the first prompt_len tokens of *prompt (0 = all of it):
+  // a session's turns can share one growing buffer instead of copies.
   std::shared_ptr<const std::vector<Token>> prompt;
   int max_new_tokens = 16;
+  std::int64_t prompt_len = 0;
 };
 
 struct TokenEvent {

@@ -267,8 +267,13 @@ bool has_device_child(const RadixNode* n) {
     if (c->device) return true;
   return false;
 }
+// Least recently used first; a match touches a whole path at once, so among
+// equal times the shallower node goes first (an ancestor's checkpoint is
+// superseded by its descendants', as in SGLang's parent-before-child LRU).
 void sort_lru(std::vector<RadixNode*>& v) {
-  std::sort(v.begin(), v.end(), [](const RadixNode* a, const RadixNode* b) { return a->last_access < b->last_access; });
+  std::sort(v.begin(), v.end(), [](const RadixNode* a, const RadixNode* b) {
+    return a->last_access != b->last_access ? a->last_access < b->last_access : a->depth_end < b->depth_end;
+  });
 }
 }  // namespace
 

@@ -1,0 +1,152 @@
+#include "cli/sim_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/profile_command.h"
+#include "cli/sim_options.h"
+#include "common/error.h"
+#include "metrics/export.h"
+#include "sim/engine.h"
+#include "sim/predictor.h"
+
+namespace agentperf::cli {
+
+struct SimCommand {
+  CLI::App* sim = nullptr;
+  CLI::App* predict = nullptr;
+  CLI::App* plan = nullptr;
+  SimEngineOptions predict_engine, plan_engine;
+  ProfileConfig load;
+  ProfileCliText load_text;
+  sim::AgenticConfig agentic;
+  bool write_results = false;
+};
+
+namespace {
+
+void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan, std::FILE* out) {
+  const double hit = s.prompt_tokens_total ? double(s.cached_tokens_total) / double(s.prompt_tokens_total) : 0.0;
+  std::fprintf(out, "Engine: KV pool %lld tokens, %lld state slots, max running %lld | cache hit %.1f%% (device %lld, host %lld tokens) | "
+               "%lld retractions, %lld rejected | %lld steps (%lld prefill)\n",
+               static_cast<long long>(plan.kv_tokens), static_cast<long long>(plan.mamba_slots),
+               static_cast<long long>(plan.max_running_requests), 100 * hit,
+               static_cast<long long>(s.cached_tokens_device), static_cast<long long>(s.cached_tokens_host),
+               static_cast<long long>(s.retractions), static_cast<long long>(s.rejected),
+               static_cast<long long>(s.steps), static_cast<long long>(s.prefill_steps));
+  if (s.spec_verify_steps)
+    std::fprintf(out, "MTP: mean accept length %.3f over %lld verify steps\n",
+                 s.spec_accept_length_sum / static_cast<double>(s.spec_verify_steps),
+                 static_cast<long long>(s.spec_verify_steps));
+}
+
+int run_predict(SimCommand& sc, const std::string& cli_command) {
+  finish_sim_engine_options(sc.predict_engine);
+  finish_profile_options(sc.load, sc.load_text);
+  auto& load = sc.load;
+  if (sc.agentic.sessions > 0) {
+    if (!load.duration_s && !load.request_count)
+      throw UserError("an agentic prediction needs --duration S (or --request-count N)");
+    load.concurrency = sc.agentic.sessions;
+  } else if (!load.concurrency && !load.request_rate) {
+    throw UserError("give --concurrency N, --request-rate R or --agentic-sessions N");
+  }
+  if (!load.request_count && !load.duration_s)
+    load.request_count = std::max<std::int64_t>(100, 10 * load.concurrency.value_or(10));
+  load.validate();
+
+  sim::Engine engine(sim::load_model_spec(sc.predict_engine.model), sim::load_hardware_spec(sc.predict_engine.hardware),
+                     sc.predict_engine.cfg);
+  sim::PredictConfig pc{load, sc.agentic};
+  auto res = sim::predict(engine, pc);
+
+  nlohmann::json input = load;
+  input["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},
+                     {"tp", sc.predict_engine.cfg.tp}, {"virtual_time", true}};
+  if (sc.agentic.sessions > 0)
+    input["agentic"] = {{"sessions", sc.agentic.sessions}, {"system_tokens", sc.agentic.system_tokens},
+                        {"turn_input_mean", sc.agentic.turn_input.mean}, {"turn_output_mean", sc.agentic.turn_output.mean},
+                        {"think_time_s", sc.agentic.think_time_s}, {"max_context", sc.agentic.max_context}};
+  AggregateInputs in;
+  in.run = &res.run;
+  in.input_config = input;
+  in.cli_command = cli_command;
+  in.benchmark_id = "sim-predict";
+  auto agg = build_aggregate(res.run.records, in);
+  agg["sim"] = {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
+                {"speedup", res.cpu_seconds > 0 ? res.virtual_seconds / res.cpu_seconds : 0.0},
+                {"kv_tokens", engine.plan().kv_tokens}, {"state_slots", engine.plan().mamba_slots},
+                {"retractions", res.engine.retractions},
+                {"cache_hit_rate", res.engine.prompt_tokens_total
+                                       ? double(res.engine.cached_tokens_total) / double(res.engine.prompt_tokens_total)
+                                       : 0.0}};
+  print_summary(agg);
+  print_engine_summary(res.engine, engine.plan(), stdout);
+  std::printf("Simulated %.1f s of engine time in %.2f s of CPU (%.0fx real time)\n", res.virtual_seconds,
+              res.cpu_seconds, res.cpu_seconds > 0 ? res.virtual_seconds / res.cpu_seconds : 0.0);
+  if (sc.write_results) {
+    std::filesystem::create_directories(load.artifact_dir);
+    write_profile_jsonl(std::filesystem::path(load.artifact_dir) / "profile_export.jsonl", res.run.records);
+    write_json_file(std::filesystem::path(load.artifact_dir) / "profile_export_aiperf.json", agg);
+    std::printf("Results: %s\n", (std::filesystem::path(load.artifact_dir) / "profile_export_aiperf.json").c_str());
+  }
+  return 0;
+}
+
+int run_plan(SimCommand& sc) {
+  finish_sim_engine_options(sc.plan_engine);
+  auto model = sim::load_model_spec(sc.plan_engine.model);
+  auto hw = sim::load_hardware_spec(sc.plan_engine.hardware);
+  auto plan = sim::plan_memory(model, hw, sc.plan_engine.cfg);
+  std::printf("%s on %s, TP%d\n", model.name.c_str(), hw.name.c_str(), sc.plan_engine.cfg.tp);
+  for (const auto& line : plan.derivation) std::printf("  %s\n", line.c_str());
+  std::printf("  => KV pool %lld tokens, %lld state slots, max running requests %lld\n",
+              static_cast<long long>(plan.kv_tokens), static_cast<long long>(plan.mamba_slots),
+              static_cast<long long>(plan.max_running_requests));
+  return 0;
+}
+
+}  // namespace
+
+std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
+  auto sc = std::make_shared<SimCommand>();
+  sc->sim = app.add_subcommand("sim", "The embedded engine simulator");
+  sc->sim->require_subcommand(1);
+
+  sc->predict = sc->sim->add_subcommand(
+      "predict", "Run the simulated engine in virtual time on a workload and print the benchmark's metrics");
+  add_sim_engine_options(*sc->predict, sc->predict_engine);
+  sc->load_text.endpoint_type = "completions";
+  add_load_options(*sc->predict, sc->load, sc->load_text);
+  add_prompt_options(*sc->predict, sc->load, sc->load_text);
+  sc->predict->add_option("-o,--artifact-dir", sc->load.artifact_dir, "Also write profile_export files here")
+      ->each([&w = sc->write_results](const std::string&) { w = true; })
+      ->group("Output");
+  auto* a = "Agentic workload";
+  sc->predict->add_option("--agentic-sessions", sc->agentic.sessions,
+                          "Lanes of coding-agent sessions (replaces the synthetic single-turn stream)")
+      ->check(CLI::NonNegativeNumber)->group(a);
+  sc->predict->add_option("--system-tokens", sc->agentic.system_tokens, "System prompt shared by every session")
+      ->check(CLI::NonNegativeNumber)->group(a)->capture_default_str();
+  sc->predict->add_option("--turn-input-tokens", sc->agentic.turn_input.mean, "New user/tool tokens per turn (mean)")
+      ->check(CLI::PositiveNumber)->group(a)->capture_default_str();
+  sc->predict->add_option("--turn-output-tokens", sc->agentic.turn_output.mean, "Output tokens per turn (mean)")
+      ->check(CLI::PositiveNumber)->group(a)->capture_default_str();
+  sc->predict->add_option("--think-time", sc->agentic.think_time_s, "Mean idle seconds between turns (exponential)")
+      ->check(CLI::NonNegativeNumber)->group(a)->capture_default_str();
+  sc->predict->add_option("--session-max-context", sc->agentic.max_context, "A session restarts past this context")
+      ->check(CLI::PositiveNumber)->group(a)->capture_default_str();
+
+  sc->plan = sc->sim->add_subcommand("plan", "Print the engine's memory pools and how they were derived");
+  add_sim_engine_options(*sc->plan, sc->plan_engine);
+  return sc;
+}
+
+int execute_sim_command(SimCommand& sc, const std::string& cli_command) {
+  if (sc.predict->parsed()) return run_predict(sc, cli_command);
+  if (sc.plan->parsed()) return run_plan(sc);
+  return -1;
+}
+
+}  // namespace agentperf::cli

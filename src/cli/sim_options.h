@@ -1,0 +1,24 @@
+// Engine flags shared by `sim serve`, `sim predict` and `run`, named after
+// SGLang's server arguments.
+#pragma once
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/engine_config.h"
+
+namespace agentperf::cli {
+
+struct SimEngineOptions {
+  std::string model = "qwen3-32b";
+  std::string hardware = "h200";
+  std::string speculative_algorithm;  // "NEXTN" / "EAGLE" enable MTP
+  std::string write_policy = "write_through";
+  sim::EngineConfig cfg;
+};
+
+void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o);
+// Applies the text options; throws UserError naming the option.
+void finish_sim_engine_options(SimEngineOptions& o);
+
+}  // namespace agentperf::cli

@@ -1,0 +1,241 @@
+#include "sim/predictor.h"
+
+#include <ctime>
+#include <limits>
+#include <map>
+#include <queue>
+#include <unordered_map>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "load/arrival_schedule.h"
+#include "load/prompt_synth.h"
+#include "load/request_builder.h"
+#include "sim/stream_chunker.h"
+#include "sim/text_tokens.h"
+
+namespace agentperf::sim {
+namespace {
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// The synthetic stream of `agentperf profile`, as token vectors.
+class SyntheticSource {
+ public:
+  explicit SyntheticSource(const ProfileConfig& cfg) : synth_(cfg), text_(!cfg.uses_token_ids()) {}
+  WorkItem make(std::uint64_t index) {
+    const SynthPrompt p = synth_.make(index);
+    auto tokens = std::make_shared<std::vector<Token>>();
+    if (p.prefix) {
+      auto it = prefix_cache_.find(p.prefix.get());
+      if (it == prefix_cache_.end()) {
+        std::vector<Token> t;
+        if (text_) t = pseudo_tokenize(*p.prefix);
+        else append_token_ids(*p.prefix, t);
+        it = prefix_cache_.emplace(p.prefix.get(), std::move(t)).first;
+      }
+      *tokens = it->second;
+    }
+    if (text_) {
+      auto more = pseudo_tokenize(*p.suffix);
+      tokens->insert(tokens->end(), more.begin(), more.end());
+    } else {
+      append_token_ids(*p.suffix, *tokens);
+    }
+    WorkItem w;
+    w.id = index;
+    w.prompt_len = static_cast<std::int64_t>(tokens->size());
+    w.prompt = std::move(tokens);
+    w.max_tokens = p.osl;
+    w.session = static_cast<std::int64_t>(index);
+    w.exact = p.exact;
+    return w;
+  }
+
+ private:
+  PromptSynth synth_;
+  bool text_;
+  std::map<const std::string*, std::vector<Token>> prefix_cache_;
+};
+
+struct InFlightRecord {
+  RequestRecord rec;
+  StreamChunker chunker;
+  int lane;
+};
+
+}  // namespace
+
+PredictResult predict(Engine& engine, const PredictConfig& cfg) {
+  const ProfileConfig& load = cfg.load;
+  const bool agentic = cfg.agentic.sessions > 0;
+  const bool open_loop = !agentic && load.request_rate.has_value();
+  const int lanes = agentic ? cfg.agentic.sessions : (open_loop ? 0 : load.concurrency.value_or(1));
+  const double cpu0 = process_cpu_seconds();
+  const std::int64_t wall_base = wall_ns();
+  constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+  SyntheticSource synthetic(load);
+  Rng shared_rng(mix_seed(load.seed, 0x5E55));
+  std::vector<AgenticLane> agentic_lanes;
+  if (agentic) {
+    auto system = make_tokens(shared_rng, cfg.agentic.system_tokens);
+    for (int i = 0; i < lanes; ++i) agentic_lanes.emplace_back(cfg.agentic, i, load.seed, system);
+  }
+  Rng think_rng(mix_seed(load.seed, 0x7111));
+
+  PredictResult result;
+  std::unordered_map<std::uint64_t, InFlightRecord> in_flight;
+  using Ready = std::pair<std::int64_t, int>;  // (time, lane)
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
+  std::int64_t t = 0;
+  std::uint64_t next_index = 0;
+  const int stream_interval = engine.config().stream_interval;
+
+  auto issue = [&](int lane, std::int64_t at, std::int64_t scheduled, Phase phase) {
+    WorkItem w = agentic ? agentic_lanes[static_cast<std::size_t>(lane)].next(next_index) : synthetic.make(next_index);
+    ++next_index;
+    InFlightRecord f{RequestRecord{}, StreamChunker(stream_interval), lane};
+    auto& r = f.rec;
+    r.request_index = w.id;
+    r.phase = phase;
+    r.session_num = w.session;
+    r.conversation_id = std::to_string(w.session);
+    r.turn_index = w.turn;
+    r.x_request_id = "sim-" + std::to_string(w.id);
+    r.x_correlation_id = "sim-session-" + std::to_string(w.session);
+    r.requested_isl = static_cast<int>(w.prompt_len);
+    r.requested_osl = w.max_tokens;
+    r.prompt_exact = true;
+    r.credit_issued_ns = at;
+    r.scheduled_ns = scheduled;
+    r.start_ns = at;
+    r.ack_ns = at;
+    r.start_wall_ns = wall_base + at;
+    r.streamed = true;
+    r.http_status = 200;
+    engine.submit(SimRequestSpec{w.id, w.prompt, w.max_tokens, w.prompt_len});
+    in_flight.emplace(w.id, std::move(f));
+  };
+
+  auto run_phase = [&](Phase phase, std::optional<std::int64_t> count, std::optional<double> duration_s,
+                       double grace_s) {
+    const std::int64_t start = t;
+    const std::int64_t send_deadline = duration_s ? start + static_cast<std::int64_t>(*duration_s * 1e9) : kNever;
+    const std::int64_t grace_deadline =
+        duration_s ? send_deadline + static_cast<std::int64_t>(grace_s * 1e9) : kNever;
+    std::int64_t issued = 0;
+    auto can_issue = [&](std::int64_t at) { return (!count || issued < *count) && at < send_deadline; };
+    std::optional<ArrivalSchedule> arrivals;
+    std::int64_t next_arrival = kNever;
+    if (open_loop) {
+      arrivals.emplace(load.arrival, *load.request_rate, 0, 1, mix_seed(load.seed, static_cast<std::uint64_t>(phase)));
+      next_arrival = start + arrivals->next_offset_ns();
+    } else {
+      while (!ready.empty()) ready.pop();
+      for (int l = 0; l < lanes; ++l) ready.push({start, l});
+    }
+    while (true) {
+      if (open_loop) {
+        const int cap = load.concurrency.value_or(0);
+        while (next_arrival <= t && can_issue(next_arrival) && (cap == 0 || static_cast<int>(in_flight.size()) < cap)) {
+          issue(-1, next_arrival, next_arrival, phase);
+          ++issued;
+          next_arrival = start + arrivals->next_offset_ns();
+        }
+      } else {
+        while (!ready.empty() && ready.top().first <= t && can_issue(ready.top().first)) {
+          const auto [at, lane] = ready.top();
+          ready.pop();
+          issue(lane, at, at, phase);
+          ++issued;
+        }
+      }
+      if (engine.has_work()) {
+        StepOutcome out = engine.step();
+        const std::int64_t t_end = t + static_cast<std::int64_t>(out.duration_s * 1e9);
+        if (t_end > grace_deadline) {
+          t = grace_deadline;
+          break;
+        }
+        t = t_end;
+        for (const TokenEvent& ev : out.events) {
+          auto it = in_flight.find(ev.id);
+          if (it == in_flight.end()) continue;
+          auto& f = it->second;
+          auto& r = f.rec;
+          if (ev.error) {
+            r.error = ErrorInfo{400, "Bad Request", *ev.error};
+          } else if (ev.new_tokens > 0) {
+            if (int n = f.chunker.on_tokens(ev.new_tokens, ev.first, ev.finished); n > 0) {
+              r.content_ns.push_back(t);
+              ++r.content_events;
+            }
+          }
+          if (!ev.finished) continue;
+          r.end_ns = t;
+          if (!r.error) {
+            r.saw_done = true;
+            r.usage_prompt_tokens = ev.prompt_tokens;
+            r.usage_completion_tokens = ev.completion_tokens;
+            r.usage_total_tokens = ev.prompt_tokens + ev.completion_tokens;
+            r.usage_cached_tokens = ev.cached_tokens;
+          }
+          const int lane = f.lane;
+          result.run.records.push_back(std::move(r));
+          in_flight.erase(it);
+          if (lane >= 0) {
+            const double think = agentic ? agentic_lanes[static_cast<std::size_t>(lane)].think_time(think_rng) : 0.0;
+            ready.push({t + static_cast<std::int64_t>(think * 1e9), lane});
+          }
+        }
+        continue;
+      }
+      // Idle engine: jump to the next arrival, or stop.
+      std::int64_t next = kNever;
+      if (open_loop) {
+        if (can_issue(next_arrival)) next = next_arrival;
+      } else if (!ready.empty() && can_issue(ready.top().first)) {
+        next = ready.top().first;
+      }
+      if (next == kNever) break;
+      t = std::max(t, next);
+    }
+    // Requests still running when the grace period ends are cancelled.
+    for (auto& [id, f] : in_flight) {
+      auto& r = f.rec;
+      r.error = ErrorInfo{499, "RequestCancelled", "cancelled: the grace period after the benchmark duration expired"};
+      r.was_cancelled = true;
+      r.cancellation_ns = t;
+      r.end_ns = t;
+      result.run.records.push_back(std::move(r));
+      ++result.run.profiling_cancelled;
+    }
+    const bool cancelled_any = !in_flight.empty();
+    in_flight.clear();
+    return cancelled_any;
+  };
+
+  if (load.warmup_request_count > 0) {
+    run_phase(Phase::warmup, load.warmup_request_count, std::nullopt, 0);
+    if (engine.has_work()) throw UserError("sim predict: warmup did not drain");
+  }
+  result.run.profiling_start_ns = t;
+  result.run.profiling_start_wall_ns = wall_base + t;
+  const bool cancelled = run_phase(Phase::profiling, load.request_count, load.duration_s, load.grace_period_s);
+  result.run.profiling_end_ns = t;
+  if (cancelled) {
+    // The engine still holds the cancelled requests; a fresh engine is
+    // needed for another run, as after a real server's benchmark.
+  }
+  result.engine = engine.stats();
+  result.virtual_seconds = static_cast<double>(t) / 1e9;
+  result.cpu_seconds = process_cpu_seconds() - cpu0;
+  return result;
+}
+
+}  // namespace agentperf::sim

@@ -1,0 +1,31 @@
+// `sim predict`: the engine in virtual time, driven directly by a workload.
+// It produces the same RequestRecords a real benchmark would (TTFT at the
+// first streamed chunk, stream_interval chunking, usage with cached tokens),
+// so the same metrics and exports come out, thousands of times faster than
+// real time.
+#pragma once
+#include <vector>
+
+#include "load/load_runner.h"
+#include "load/profile_config.h"
+#include "metrics/record.h"
+#include "sim/engine.h"
+#include "sim/workload.h"
+
+namespace agentperf::sim {
+
+struct PredictConfig {
+  ProfileConfig load;     // synthetic stream and stop conditions (concurrency/rate, count, duration, grace, warmup)
+  AgenticConfig agentic;  // sessions > 0: agentic lanes instead of the synthetic stream
+};
+
+struct PredictResult {
+  RunResult run;              // records in virtual time, as LoadRunner gives them
+  EngineStats engine;
+  double virtual_seconds = 0;
+  double cpu_seconds = 0;
+};
+
+PredictResult predict(Engine& engine, const PredictConfig& cfg);
+
+}  // namespace agentperf::sim

@@ -1,0 +1,209 @@
+// Scheduler, MTP and step-time behaviour with hand-computed expectations.
+#include "sim/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+using namespace agentperf::sim;
+
+namespace {
+std::shared_ptr<const std::vector<Token>> tokens(Token start, int n) {
+  auto v = std::make_shared<std::vector<Token>>(static_cast<std::size_t>(n));
+  std::iota(v->begin(), v->end(), start);
+  return v;
+}
+EngineConfig dense_config() {
+  EngineConfig c;
+  c.tp = 1;
+  c.chunked_prefill_size = 16384;
+  c.max_prefill_tokens = 16384;
+  return c;
+}
+Engine dense_engine(EngineConfig c = dense_config()) {
+  return Engine(load_model_spec("qwen3-32b"), load_hardware_spec("h200"), c);
+}
+// Runs until the request finishes; returns its events.
+std::vector<TokenEvent> run_until_done(Engine& e, std::uint64_t id, int* steps = nullptr) {
+  std::vector<TokenEvent> evs;
+  int n = 0;
+  while (e.has_work()) {
+    auto out = e.step();
+    ++n;
+    for (auto& ev : out.events)
+      if (ev.id == id) evs.push_back(ev);
+    if (!evs.empty() && evs.back().finished) break;
+  }
+  if (steps) *steps = n;
+  return evs;
+}
+}  // namespace
+
+TEST(Engine, OneRequestPrefillsThenDecodesOneTokenPerStep) {
+  auto e = dense_engine();
+  e.submit({1, tokens(1, 1000), 10});
+  int steps = 0;
+  auto evs = run_until_done(e, 1, &steps);
+  ASSERT_EQ(evs.size(), 10u);
+  EXPECT_TRUE(evs.front().first);
+  EXPECT_EQ(evs.back().completion_tokens, 10);
+  EXPECT_TRUE(evs.back().finished);
+  EXPECT_EQ(steps, 10);  // 1 prefill (first token) + 9 decode
+  EXPECT_EQ(evs.front().cached_tokens, 0);
+}
+
+TEST(Engine, SecondTurnHitsTheFirstTurnsPromptAndOutput) {
+  auto e = dense_engine();
+  auto turn1 = tokens(1, 1000);
+  e.submit({1, turn1, 10});
+  run_until_done(e, 1);
+  // Turn 2 = turn 1 prompt + a recorded answer (different from what the
+  // engine generated) + a new user message.
+  auto turn2 = std::make_shared<std::vector<Token>>(*turn1);
+  for (int i = 0; i < 300; ++i) turn2->push_back(50000 + i);
+  e.submit({2, turn2, 5});
+  auto evs = run_until_done(e, 2);
+  ASSERT_FALSE(evs.empty());
+  EXPECT_EQ(evs.front().cached_tokens, 1000);
+  EXPECT_EQ(evs.front().prompt_tokens, 1300);
+}
+
+TEST(Engine, HitsArePageAligned) {
+  auto c = dense_config();
+  c.page_size = 64;
+  auto e = dense_engine(c);
+  auto p = tokens(1, 1000);
+  e.submit({1, p, 4});
+  run_until_done(e, 1);
+  auto p2 = std::make_shared<std::vector<Token>>(*p);
+  p2->push_back(77777);
+  e.submit({2, p2, 4});
+  auto evs = run_until_done(e, 2);
+  EXPECT_EQ(evs.front().cached_tokens, 960);  // floor(1000 / 64) x 64
+}
+
+TEST(Engine, LongPromptsAreChunked) {
+  auto e = dense_engine();
+  e.submit({1, tokens(1, 40000), 2});
+  int prefill_steps = 0;
+  bool first = false;
+  while (!first) {
+    auto out = e.step();
+    if (out.prefill) ++prefill_steps;
+    for (auto& ev : out.events) first = first || ev.first;
+  }
+  EXPECT_EQ(prefill_steps, 3);  // 16384 + 16384 + 7232
+}
+
+TEST(Engine, PrefillRunsBeforeDecode) {
+  auto e = dense_engine();
+  e.submit({1, tokens(1, 100), 50});
+  e.step();  // prefill of 1
+  e.step();  // decode of 1
+  e.submit({2, tokens(10000, 100), 50});
+  auto out = e.step();
+  EXPECT_TRUE(out.prefill);  // the new arrival is prefilled first, decode waits
+}
+
+TEST(Engine, MaxRunningRequestsCapsTheBatch) {
+  auto c = dense_config();
+  c.max_running_requests = 3;
+  auto e = dense_engine(c);
+  for (std::uint64_t i = 0; i < 5; ++i) e.submit({i, tokens(static_cast<Token>(i * 1000), 50), 20});
+  int max_batch = 0;
+  for (int s = 0; s < 10; ++s) {
+    auto out = e.step();
+    if (!out.prefill) max_batch = std::max(max_batch, out.batch);
+  }
+  EXPECT_EQ(max_batch, 3);
+  EXPECT_EQ(e.stats().waiting, 2);
+}
+
+TEST(Engine, TooLongPromptIsRejected) {
+  auto e = dense_engine();
+  e.submit({9, tokens(1, 131000), 1000});
+  auto out = e.step();
+  ASSERT_EQ(out.events.size(), 1u);
+  ASSERT_TRUE(out.events[0].error.has_value());
+  EXPECT_NE(out.events[0].error->find("maximum context length"), std::string::npos);
+}
+
+TEST(Engine, KvPressureRetractsAndEvicts) {
+  // A tiny KV pool: 3 long requests cannot all decode to the end at once.
+  auto c = dense_config();
+  c.mem_fraction_static = 0.4372;  // (0.4372 x 150.75 - 65.5) GB / 131 kB ~ 3,100 tokens
+  auto e = dense_engine(c);
+  const auto kv = e.plan().kv_tokens;
+  ASSERT_GT(kv, 1500);
+  ASSERT_LT(kv, 6000);
+  for (std::uint64_t i = 0; i < 3; ++i) e.submit({i, tokens(static_cast<Token>(i * 10000), 400), 1000});
+  int finished = 0;
+  for (int s = 0; s < 20000 && e.has_work(); ++s) {
+    for (auto& ev : e.step().events) {
+      EXPECT_FALSE(ev.error.has_value()) << *ev.error;
+      finished += ev.finished;
+    }
+  }
+  EXPECT_EQ(finished, 3);
+  EXPECT_GT(e.stats().retractions, 0);
+}
+
+TEST(Engine, MtpAcceptLengthMatchesExpected) {
+  auto c = dense_config();
+  c.tp = 4;
+  c.spec.enabled = true;
+  c.spec.num_steps = 3;
+  c.spec.accept_length = 3.39;
+  Engine e(load_model_spec("qwen3.5-397b-a17b-nvfp4"), load_hardware_spec("b200"), c);
+  int n3 = 0, n4 = 0, other = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const int l = e.draw_accept_length();
+    (l == 3 ? n3 : l == 4 ? n4 : other)++;
+  }
+  EXPECT_EQ(other, 0);  // match-expected: never 1 or 2
+  EXPECT_NEAR(n4 / 20000.0, 0.39, 0.015);
+  // A decode round emits the drawn length to every request.
+  e.submit({1, tokens(1, 64), 200});
+  e.step();  // prefill: 1 token
+  auto out = e.step();
+  ASSERT_EQ(out.events.size(), 1u);
+  EXPECT_TRUE(out.events[0].new_tokens == 3 || out.events[0].new_tokens == 4);
+  EXPECT_GT(e.stats().spec_verify_steps, 0);
+}
+
+TEST(StepTime, DenseDecodeIsWeightBandwidthBound) {
+  auto m = load_model_spec("qwen3-32b");
+  auto hw = load_hardware_spec("h200");
+  EngineConfig c;
+  c.tp = 1;
+  StepTimeModel st(m, hw, c);
+  auto t = st.decode_round(1, 1000);
+  const double bw = 4.8e12 * 0.85;
+  EXPECT_DOUBLE_EQ(t.weights_bytes, 65.5e9);
+  EXPECT_DOUBLE_EQ(t.kv_bytes, 1000 * 131072.0);
+  EXPECT_NEAR(t.memory_s, (65.5e9 + 1000 * 131072.0) / bw, 1e-12);
+  EXPECT_GT(t.memory_s, t.compute_s);
+  EXPECT_NEAR(t.total_s, t.memory_s + 4e-4 + 3e-4, 1e-9);  // + CUDA-graph launch + CPU
+  // Above --cuda-graph-max-bs the forward runs eagerly.
+  auto eager = st.decode_round(65, 65 * 1000.0);
+  EXPECT_NEAR(eager.launch_s, 3e-3, 1e-12);
+}
+
+TEST(StepTime, MoeExpertsTouchedAndTpAllReduce) {
+  auto m = load_model_spec("qwen3.5-397b-a17b-nvfp4");
+  auto hw = load_hardware_spec("b200");
+  EngineConfig c;
+  c.tp = 4;
+  StepTimeModel st(m, hw, c);
+  EXPECT_NEAR(st.experts_touched(8), 512 * (1 - std::pow(1 - 10.0 / 512, 8)), 1e-9);
+  EXPECT_NEAR(st.experts_touched(8), 75, 1);     // serving-side.md §1.5
+  EXPECT_NEAR(st.experts_touched(64), 367, 1);
+  ForwardShape s;
+  s.tokens = 4;
+  s.batch = 4;
+  auto t = st.target_forward(s);
+  // 120 all-reduces of 4 x 4096 x 2 bytes at TP4
+  const double per = 8e-6 + 2.0 * 3 / 4 * (4 * 4096 * 2.0) / (900e9 * 0.75);
+  EXPECT_NEAR(t.comm_s, 120 * per, 1e-12);
+}
