@@ -3,41 +3,43 @@
 #include <cstdio>
 
 #include "cli/profile_command.h"
-#include "testserver/openai_scripts.h"
-#include "testserver/scripted_server.h"
+#include "cli/sim_options.h"
+#include "metrics/export.h"
+#include "sim/predictor.h"
+#include "sim/sim_server.h"
 
 namespace agentperf::cli {
 
-// Until the engine simulator lands (issue: `agentperf sim`), the embedded
-// default target is the paced endpoint: a real in-process HTTP/SSE server
-// that answers every completion with a fixed TTFT and inter-token latency.
-// It exercises the whole client and measurement path, not an engine model.
+// The main job. With no --url the embedded default target is the engine
+// simulator (`sim serve`), started in-process on an ephemeral port; the
+// same workload is then predicted in virtual time (`sim predict`) and the
+// two are printed side by side.
 struct RunCommand {
   CLI::App* cmd = nullptr;
   ProfileConfig cfg;
   ProfileCliText text;
-  bool url_given = false;
-  double local_ttft_ms = 20;
-  double local_itl_ms = 5;
+  SimEngineOptions engine;
+  double time_scale = 1.0;
 };
 
 std::shared_ptr<RunCommand> add_run_command(CLI::App& app) {
   auto rc = std::make_shared<RunCommand>();
-  rc->cmd = app.add_subcommand("run",
-                               "Main job: benchmark the embedded local target (or --url) with sane defaults");
+  rc->cmd = app.add_subcommand(
+      "run", "Main job: benchmark the embedded engine simulator (or --url) and compare with its prediction");
   // Defaults of the main job: small, finishes in seconds.
   rc->cfg.concurrency = 8;
-  rc->cfg.request_count = 400;
+  rc->cfg.request_count = 200;
   rc->cfg.isl = {512, 0, 1};
   rc->cfg.osl = {64, 0, 1};
-  rc->cfg.warmup_request_count = 16;
+  rc->cfg.warmup_request_count = 8;
   rc->text.endpoint_type = "completions";
   rc->cfg.url = "";
+  rc->engine.model = "qwen3-8b";
+  rc->engine.hardware = "h200";
   add_profile_options(*rc->cmd, rc->cfg, rc->text);
-  rc->cmd->add_option("--local-ttft-ms", rc->local_ttft_ms, "Embedded target: time to first token")
-      ->capture_default_str()->group("Embedded target");
-  rc->cmd->add_option("--local-itl-ms", rc->local_itl_ms, "Embedded target: inter-token latency")
-      ->capture_default_str()->group("Embedded target");
+  add_sim_engine_options(*rc->cmd, rc->engine);
+  rc->cmd->add_option("--time-scale", rc->time_scale, "Embedded simulator: run this many times faster than real time")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group("Engine");
   return rc;
 }
 
@@ -45,20 +47,41 @@ bool run_command_selected(const RunCommand& rc) { return rc.cmd->parsed(); }
 
 int execute_run_command(RunCommand& rc, const std::string& cli_command) {
   finish_profile_options(rc.cfg, rc.text);
-  std::unique_ptr<testserver::ScriptedServer> local;
-  if (rc.cfg.url.empty()) {
-    local = std::make_unique<testserver::ScriptedServer>(testserver::paced_openai_handler(
-        std::chrono::nanoseconds(static_cast<std::int64_t>(rc.local_ttft_ms * 1e6)),
-        std::chrono::nanoseconds(static_cast<std::int64_t>(rc.local_itl_ms * 1e6))));
-    local->start(0);
-    rc.cfg.url = local->url();
-    if (!rc.cfg.quiet)
-      std::fprintf(stderr, "agentperf: started the embedded target at %s (TTFT %.1f ms, ITL %.1f ms)\n",
-                   rc.cfg.url.c_str(), rc.local_ttft_ms, rc.local_itl_ms);
-  }
-  int code = run_profile(rc.cfg, cli_command);
-  if (local) local->stop();
-  return code;
+  if (!rc.cfg.url.empty()) return run_profile(rc.cfg, cli_command);
+
+  finish_sim_engine_options(rc.engine);
+  auto make_engine = [&] {
+    return std::make_unique<sim::Engine>(sim::load_model_spec(rc.engine.model), sim::load_hardware_spec(rc.engine.hardware),
+                                         rc.engine.cfg);
+  };
+  sim::SimServerOptions opts;
+  opts.time_scale = rc.time_scale;
+  sim::SimServer server(make_engine(), opts);
+  server.start();
+  rc.cfg.url = server.url();
+  if (!rc.cfg.quiet)
+    std::fprintf(stderr, "agentperf: started the embedded simulator (%s on %s TP%d, time scale %.3g) at %s\n",
+                 rc.engine.model.c_str(), rc.engine.hardware.c_str(), rc.engine.cfg.tp, rc.time_scale,
+                 rc.cfg.url.c_str());
+  const int code = run_profile(rc.cfg, cli_command);
+  server.stop();
+  if (code != 0) return code;
+
+  auto engine = make_engine();
+  ProfileConfig load = rc.cfg;
+  sim::PredictConfig pc{load, {}};
+  auto predicted = sim::predict(*engine, pc);
+  AggregateInputs in;
+  in.run = &predicted.run;
+  auto agg = build_aggregate(predicted.run.records, in);
+  auto avg = [&](const char* tag) { return agg.contains(tag) ? agg[tag]["avg"].get<double>() : 0.0; };
+  std::printf("\nsim predict, same workload in virtual time (%.1f s simulated in %.3f s CPU):\n",
+              predicted.virtual_seconds, predicted.cpu_seconds);
+  std::printf("  TTFT %.2f ms, ITL %.2f ms, request latency %.2f ms, %.1f output tok/s\n", avg("time_to_first_token"),
+              avg("inter_token_latency"), avg("request_latency"), avg("output_token_throughput"));
+  if (rc.time_scale != 1.0)
+    std::printf("  (the measured run above is in scaled time: multiply its latencies by %.3g)\n", rc.time_scale);
+  return 0;
 }
 
 }  // namespace agentperf::cli

@@ -1,5 +1,6 @@
 #include "cli/sim_command.h"
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,10 @@
 #include "metrics/export.h"
 #include "sim/engine.h"
 #include "sim/predictor.h"
+#include "sim/sim_server.h"
+
+#include <csignal>
+#include <thread>
 
 namespace agentperf::cli {
 
@@ -17,7 +22,9 @@ struct SimCommand {
   CLI::App* sim = nullptr;
   CLI::App* predict = nullptr;
   CLI::App* plan = nullptr;
-  SimEngineOptions predict_engine, plan_engine;
+  CLI::App* serve = nullptr;
+  SimEngineOptions predict_engine, plan_engine, serve_engine;
+  sim::SimServerOptions serve_opts;
   ProfileConfig load;
   ProfileCliText load_text;
   sim::AgenticConfig agentic;
@@ -25,6 +32,30 @@ struct SimCommand {
 };
 
 namespace {
+
+std::atomic<bool> g_stop_serving{false};
+extern "C" void on_stop_signal(int) { g_stop_serving = true; }
+
+int run_serve(SimCommand& sc) {
+  finish_sim_engine_options(sc.serve_engine);
+  auto engine = std::make_unique<sim::Engine>(sim::load_model_spec(sc.serve_engine.model),
+                                              sim::load_hardware_spec(sc.serve_engine.hardware), sc.serve_engine.cfg);
+  const auto& plan = engine->plan();
+  std::fprintf(stderr, "agentperf sim: %s on %s TP%d: KV pool %lld tokens, %lld state slots, max running %lld\n",
+               engine->model().name.c_str(), sc.serve_engine.hardware.c_str(), sc.serve_engine.cfg.tp,
+               static_cast<long long>(plan.kv_tokens), static_cast<long long>(plan.mamba_slots),
+               static_cast<long long>(plan.max_running_requests));
+  sim::SimServer server(std::move(engine), sc.serve_opts);
+  server.start();
+  std::fprintf(stderr, "agentperf sim: serving on %s (time scale %.3g); Ctrl-C stops\n", server.url().c_str(),
+               sc.serve_opts.time_scale);
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  while (!g_stop_serving) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server.stop();
+  std::fprintf(stderr, "agentperf sim: stopped\n");
+  return 0;
+}
 
 void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan, std::FILE* out) {
   const double hit = s.prompt_tokens_total ? double(s.cached_tokens_total) / double(s.prompt_tokens_total) : 0.0;
@@ -138,12 +169,25 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   sc->predict->add_option("--session-max-context", sc->agentic.max_context, "A session restarts past this context")
       ->check(CLI::PositiveNumber)->group(a)->capture_default_str();
 
+  sc->serve = sc->sim->add_subcommand("serve", "Serve the simulated engine over OpenAI-compatible HTTP");
+  add_sim_engine_options(*sc->serve, sc->serve_engine);
+  sc->serve_opts.port = 30000;
+  sc->serve->add_option("--host", sc->serve_opts.host, "Address to bind")->capture_default_str()->group("Server");
+  sc->serve->add_option("--port", sc->serve_opts.port, "Port (0 = any free port)")->capture_default_str()->group("Server");
+  sc->serve->add_option("--time-scale", sc->serve_opts.time_scale,
+                        "Run the engine this many times faster than real time (tests)")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group("Server");
+  sc->serve->add_option("--served-model-name", sc->serve_opts.served_model_name,
+                        "Model id reported by /v1/models (default: the spec's)")
+      ->group("Server");
+
   sc->plan = sc->sim->add_subcommand("plan", "Print the engine's memory pools and how they were derived");
   add_sim_engine_options(*sc->plan, sc->plan_engine);
   return sc;
 }
 
 int execute_sim_command(SimCommand& sc, const std::string& cli_command) {
+  if (sc.serve->parsed()) return run_serve(sc);
   if (sc.predict->parsed()) return run_predict(sc, cli_command);
   if (sc.plan->parsed()) return run_plan(sc);
   return -1;

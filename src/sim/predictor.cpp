@@ -95,6 +95,20 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
   std::int64_t t = 0;
   std::uint64_t next_index = 0;
   const int stream_interval = engine.config().stream_interval;
+  const auto delay = static_cast<std::int64_t>(cfg.network_delay_s * 1e9);
+  const auto spacing = static_cast<std::int64_t>(cfg.burst_spacing_s * 1e9);
+  // Requests on their way to the engine: (arrival time, request).
+  using Arrival = std::pair<std::int64_t, std::uint64_t>;
+  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> to_engine;
+  std::unordered_map<std::uint64_t, SimRequestSpec> pending_specs;
+  auto deliver_arrivals = [&] {
+    while (!to_engine.empty() && to_engine.top().first <= t) {
+      auto it = pending_specs.find(to_engine.top().second);
+      engine.submit(std::move(it->second));
+      pending_specs.erase(it);
+      to_engine.pop();
+    }
+  };
 
   auto issue = [&](int lane, std::int64_t at, std::int64_t scheduled, Phase phase) {
     WorkItem w = agentic ? agentic_lanes[static_cast<std::size_t>(lane)].next(next_index) : synthetic.make(next_index);
@@ -118,7 +132,8 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
     r.start_wall_ns = wall_base + at;
     r.streamed = true;
     r.http_status = 200;
-    engine.submit(SimRequestSpec{w.id, w.prompt, w.max_tokens, w.prompt_len});
+    pending_specs.emplace(w.id, SimRequestSpec{w.id, w.prompt, w.max_tokens, w.prompt_len});
+    to_engine.push({at + delay, w.id});
     in_flight.emplace(w.id, std::move(f));
   };
 
@@ -129,6 +144,7 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
     const std::int64_t grace_deadline =
         duration_s ? send_deadline + static_cast<std::int64_t>(grace_s * 1e9) : kNever;
     std::int64_t issued = 0;
+    std::int64_t client_free_at = start;
     auto can_issue = [&](std::int64_t at) { return (!count || issued < *count) && at < send_deadline; };
     std::optional<ArrivalSchedule> arrivals;
     std::int64_t next_arrival = kNever;
@@ -151,10 +167,14 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
         while (!ready.empty() && ready.top().first <= t && can_issue(ready.top().first)) {
           const auto [at, lane] = ready.top();
           ready.pop();
-          issue(lane, at, at, phase);
+          // The client sends simultaneous requests one after another.
+          const std::int64_t send_at = std::max(at, client_free_at);
+          client_free_at = send_at + spacing;
+          issue(lane, send_at, at, phase);
           ++issued;
         }
       }
+      deliver_arrivals();
       if (engine.has_work()) {
         StepOutcome out = engine.step();
         const std::int64_t t_end = t + static_cast<std::int64_t>(out.duration_s * 1e9);
@@ -172,12 +192,12 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
             r.error = ErrorInfo{400, "Bad Request", *ev.error};
           } else if (ev.new_tokens > 0) {
             if (int n = f.chunker.on_tokens(ev.new_tokens, ev.first, ev.finished); n > 0) {
-              r.content_ns.push_back(t);
+              r.content_ns.push_back(t + delay);
               ++r.content_events;
             }
           }
           if (!ev.finished) continue;
-          r.end_ns = t;
+          r.end_ns = t + delay;
           if (!r.error) {
             r.saw_done = true;
             r.usage_prompt_tokens = ev.prompt_tokens;
@@ -190,17 +210,17 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
           in_flight.erase(it);
           if (lane >= 0) {
             const double think = agentic ? agentic_lanes[static_cast<std::size_t>(lane)].think_time(think_rng) : 0.0;
-            ready.push({t + static_cast<std::int64_t>(think * 1e9), lane});
+            ready.push({t + delay + static_cast<std::int64_t>(think * 1e9), lane});
           }
         }
         continue;
       }
-      // Idle engine: jump to the next arrival, or stop.
-      std::int64_t next = kNever;
+      // Idle engine: jump to the next send or arrival, or stop.
+      std::int64_t next = to_engine.empty() ? kNever : to_engine.top().first;
       if (open_loop) {
-        if (can_issue(next_arrival)) next = next_arrival;
+        if (can_issue(next_arrival)) next = std::min(next, next_arrival);
       } else if (!ready.empty() && can_issue(ready.top().first)) {
-        next = ready.top().first;
+        next = std::min(next, ready.top().first);
       }
       if (next == kNever) break;
       t = std::max(t, next);

@@ -17,6 +17,15 @@ namespace agentperf::sim {
 struct PredictConfig {
   ProfileConfig load;     // synthetic stream and stop conditions (concurrency/rate, count, duration, grace, warmup)
   AgenticConfig agentic;  // sessions > 0: agentic lanes instead of the synthetic stream
+  // One-way client<->server delay. A request reaches the engine this long
+  // after it was sent, so a resend that follows a finish misses the step
+  // that starts at once (as on a real server), and each streamed chunk
+  // reaches the client this long after its step ends.
+  double network_delay_s = 50e-6;
+  // A client sends requests that become due at one instant one after
+  // another, this far apart (the start burst, and resends after a step
+  // that finished several requests). An idle engine starts on the first.
+  double burst_spacing_s = 20e-6;
 };
 
 struct PredictResult {

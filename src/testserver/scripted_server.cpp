@@ -170,13 +170,15 @@ struct ScriptedServer::Impl {
       }
     }
     if (resp.framing == Framing::chunked && !resp.truncate) out += "0\r\n\r\n";
-    if (!out.empty()) {
-      auto [ec, n] = co_await asio::async_write(stream, asio::buffer(out), nothrow);
-      if (ec) co_return false;
-    }
+    // Stored before the last write, so a client that has read the whole
+    // response always finds them.
     if (opts.record_write_times && !request_id.empty()) {
       std::lock_guard lock(times_mu);
       times[request_id] = std::move(stamps);
+    }
+    if (!out.empty()) {
+      auto [ec, n] = co_await asio::async_write(stream, asio::buffer(out), nothrow);
+      if (ec) co_return false;
     }
     co_return true;
   }

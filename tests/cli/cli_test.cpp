@@ -135,3 +135,32 @@ TEST(Cli, HelpExplainsOptions) {
   EXPECT_NE(r.output.find("--request-rate"), std::string::npos);
   EXPECT_NE(r.output.find("--keepalive-idle"), std::string::npos);
 }
+
+TEST(Cli, RunBenchmarksTheEmbeddedSimulatorAndPredictsIt) {
+  const auto dir = temp_dir("run");
+  auto r = run_cli("run --time-scale 20 -n 40 --warmup-request-count 4 -q -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("TTFT (ms)"), std::string::npos);
+  EXPECT_NE(r.output.find("sim predict, same workload"), std::string::npos) << r.output;
+  std::ifstream agg_file(dir / "profile_export_aiperf.json");
+  auto agg = nlohmann::json::parse(agg_file);
+  EXPECT_EQ(agg["request_count"]["avg"], 40);
+  EXPECT_EQ(agg["input_config"]["endpoint"]["model"], "Qwen/Qwen3-8B");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, SimPlanAndPredictReportClearErrors) {
+  auto bad = run_cli("sim plan --model-spec qwen3.5-397b-a17b-nvfp4 --hardware b200 --tp 1");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("does not fit"), std::string::npos) << bad.output;
+  auto spec = run_cli("sim plan --model-spec /nonexistent.json");
+  EXPECT_EQ(spec.code, 2);
+  EXPECT_NE(spec.output.find("no such file"), std::string::npos) << spec.output;
+  auto draft = run_cli("sim predict -c 1 --speculative-algorithm NEXTN --speculative-num-steps 3 "
+                       "--speculative-num-draft-tokens 2");
+  EXPECT_EQ(draft.code, 2);
+  EXPECT_NE(draft.output.find("--speculative-num-draft-tokens"), std::string::npos) << draft.output;
+  auto ok = run_cli("sim predict -c 4 -n 20 --isl 256 --osl 16");
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("Simulated"), std::string::npos);
+}

@@ -1,0 +1,47 @@
+// `agentperf sim serve`: the simulated engine behind an OpenAI-compatible
+// HTTP server. The engine runs on its own thread in real time: each step's
+// modelled duration (divided by --time-scale) is slept before its tokens are
+// released to the streams, so clients measure the model's timing.
+//
+// Endpoints: POST /v1/completions, /v1/chat/completions (streaming SSE with
+// stream_interval chunking, usage with prompt_tokens_details.cached_tokens),
+// GET /v1/models, /health, /metrics (Prometheus, SGLang names).
+// Token content is synthetic: a request always generates max_tokens tokens
+// (as with ignore_eos), since the simulator has no model to stop early.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/engine.h"
+
+namespace agentperf::sim {
+
+struct SimServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;  // 0 = ephemeral
+  double time_scale = 1.0;
+  std::string served_model_name;  // default: the model spec's served_model_name
+  int default_max_tokens = 128;   // when a request names none
+};
+
+class SimServer {
+ public:
+  SimServer(std::unique_ptr<Engine> engine, SimServerOptions opts);
+  ~SimServer();
+  SimServer(const SimServer&) = delete;
+  SimServer& operator=(const SimServer&) = delete;
+
+  void start();  // binds and serves on background threads; throws UserError if the port is taken
+  void stop();
+  std::uint16_t port() const;
+  std::string url() const;
+  EngineStats stats() const;
+  const Engine& engine() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentperf::sim

@@ -1,0 +1,170 @@
+// The simulator's HTTP front end with the real client, and the end-to-end
+// check that a benchmark of `sim serve` matches `sim predict` on the same
+// workload.
+#include "sim/sim_server.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+
+#include "load/load_runner.h"
+#include "metrics/export.h"
+#include "sim/predictor.h"
+#include "support/client_harness.h"
+
+using namespace agentperf;
+using namespace std::chrono_literals;
+
+namespace {
+std::unique_ptr<sim::Engine> small_engine(sim::EngineConfig cfg = {}) {
+  return std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"), cfg);
+}
+
+net::HttpRequest completion(const std::string& body, const std::string& path = "/v1/completions") {
+  net::HttpRequest r;
+  r.path = path;
+  r.body.push_back(std::make_shared<const std::string>(body));
+  return r;
+}
+
+nlohmann::ordered_json profile(const std::string& url, ProfileConfig c, RunResult& out) {
+  c.url = url;
+  LoadRunner runner(c, "Qwen/Qwen3-8B");
+  out = runner.run();
+  AggregateInputs in;
+  in.run = &out;
+  return build_aggregate(out.records, in);
+}
+}  // namespace
+
+TEST(SimServer, StreamsCompletionsWithUsageAndCachedTokens) {
+  sim::SimServerOptions o;
+  o.time_scale = 20;
+  sim::SimServer server(small_engine(), o);
+  server.start();
+  test_support::ClientHarness h(server.url());
+  const std::string body =
+      R"({"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":12,"prompt":[)";
+  std::string ids;
+  for (int i = 0; i < 300; ++i) ids += (i ? "," : "") + std::to_string(1000 + i);
+  auto first = h.send(completion(body + ids + "]}"));
+  ASSERT_TRUE(first.ok()) << first.error->message;
+  EXPECT_EQ(first.usage_prompt_tokens, 300);
+  EXPECT_EQ(first.usage_completion_tokens, 12);
+  EXPECT_EQ(first.usage_cached_tokens, 0);
+  EXPECT_EQ(first.content_events, 12);  // stream_interval 1: a chunk per token
+  EXPECT_TRUE(first.saw_done);
+  // The same prompt again hits the radix cache (all but the last token).
+  auto again = h.send(completion(body + ids + "]}"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.usage_cached_tokens, 299);
+  server.stop();
+}
+
+TEST(SimServer, ChatNonStreamingModelsHealthAndMetrics) {
+  sim::SimServerOptions o;
+  o.time_scale = 20;
+  sim::SimServer server(small_engine(), o);
+  server.start();
+  boost::asio::io_context io;
+  net::HttpClient client(io, net::parse_url(server.url()), {});
+  client.resolve();
+  auto fetch = [&](net::HttpRequest req) {
+    auto fut = boost::asio::co_spawn(io, client.fetch(req), boost::asio::use_future);
+    io.restart();
+    io.run();
+    return fut.get();
+  };
+  net::HttpRequest get;
+  get.method = "GET";
+  get.path = "/v1/models";
+  auto models = fetch(get);
+  EXPECT_EQ(models.status, 200);
+  EXPECT_NE(models.body.find("Qwen/Qwen3-8B"), std::string::npos);
+  get.path = "/health";
+  EXPECT_EQ(fetch(get).status, 200);
+
+  auto chat = fetch(completion(R"({"messages":[{"role":"user","content":"write a test"}],"max_tokens":5})",
+                               "/v1/chat/completions"));
+  ASSERT_EQ(chat.status, 200);
+  auto j = nlohmann::json::parse(chat.body);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 5);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 4);  // "user" + three words
+  EXPECT_FALSE(j["choices"][0]["message"]["content"].get<std::string>().empty());
+
+  get.path = "/metrics";
+  auto metrics = fetch(get);
+  EXPECT_EQ(metrics.status, 200);
+  for (const char* name : {"sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage",
+                           "sglang:cache_hit_rate", "sglang:cached_tokens_total", "sglang:prompt_tokens_total",
+                           "sglang:generation_tokens_total"})
+    EXPECT_NE(metrics.body.find(name), std::string::npos) << name;
+  EXPECT_NE(metrics.body.find("sglang:generation_tokens_total{model_name=\"Qwen/Qwen3-8B\"} 5"), std::string::npos)
+      << metrics.body;
+  server.stop();
+}
+
+TEST(SimServer, BadRequestsGetClearErrors) {
+  sim::SimServerOptions o;
+  o.time_scale = 20;
+  sim::SimServer server(small_engine(), o);
+  server.start();
+  test_support::ClientHarness h(server.url());
+  auto garbage = h.send(completion("{not json"));
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.error->code, 400);
+  EXPECT_NE(garbage.error->message.find("not valid JSON"), std::string::npos);
+  auto too_long = h.send(completion(R"({"prompt":[1,2,3],"max_tokens":50000})"));
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_EQ(too_long.error->code, 400);
+  EXPECT_NE(too_long.error->message.find("maximum context length"), std::string::npos);
+  auto missing = h.send(completion(R"({"max_tokens":5})"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error->message.find("'prompt' is missing"), std::string::npos);
+  auto route = h.send(completion("{}", "/v1/embeddings"));
+  ASSERT_FALSE(route.ok());
+  EXPECT_EQ(route.error->code, 404);
+  server.stop();
+}
+
+// `agentperf profile` against `sim serve` (time-scaled) and `sim predict` on
+// the same workload agree on TTFT and throughput within 5 %.
+TEST(SimEndToEnd, ServeMatchesPredict) {
+  const double scale = 4;
+  ProfileConfig c;
+  c.endpoint_type = EndpointType::completions;
+  c.concurrency = 8;
+  c.request_count = 160;
+  c.warmup_request_count = 8;
+  c.isl = {512, 0, 1};
+  c.osl = {64, 0, 1};
+  c.quiet = true;
+  c.seed = 11;
+
+  sim::SimServerOptions o;
+  o.time_scale = scale;
+  sim::SimServer server(small_engine(), o);
+  server.start();
+  RunResult live_run;
+  auto live = profile(server.url(), c, live_run);
+  server.stop();
+
+  auto engine = small_engine();
+  sim::PredictConfig pc{c, {}};
+  auto predicted_run = sim::predict(*engine, pc);
+  AggregateInputs in;
+  in.run = &predicted_run.run;
+  auto predicted = build_aggregate(predicted_run.run.records, in);
+
+  const double live_ttft = live["time_to_first_token"]["avg"].get<double>() * scale;
+  const double pred_ttft = predicted["time_to_first_token"]["avg"].get<double>();
+  const double live_tput = live["output_token_throughput"]["avg"].get<double>() / scale;
+  const double pred_tput = predicted["output_token_throughput"]["avg"].get<double>();
+  const double live_itl = live["inter_token_latency"]["avg"].get<double>() * scale;
+  const double pred_itl = predicted["inter_token_latency"]["avg"].get<double>();
+  EXPECT_NEAR(live_ttft / pred_ttft, 1.0, 0.05) << "live " << live_ttft << " ms, predicted " << pred_ttft << " ms";
+  EXPECT_NEAR(live_tput / pred_tput, 1.0, 0.05) << "live " << live_tput << " tok/s, predicted " << pred_tput;
+  EXPECT_NEAR(live_itl / pred_itl, 1.0, 0.05) << "live " << live_itl << " ms, predicted " << pred_itl;
+  EXPECT_EQ(live["request_count"]["avg"], 160);
+  EXPECT_EQ(predicted["request_count"]["avg"], 160);
+}
