@@ -261,6 +261,10 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
   auto& buffer = conn.buffer;
   tcp_stream.expires_at(deadline);
   auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, nothrow);
+  if (inflight && inflight->cancelled) {
+    fail(ErrorInfo{});
+    co_return result;
+  }
   if (hec) {
     fail(ErrorInfo{std::nullopt,
                    hec == beast::error::timeout ? "RequestTimeout"
@@ -292,6 +296,12 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
     parser.get().body().size = kReadChunk;
     tcp_stream.expires_at(deadline);
     auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, nothrow);
+    // A cancel that lands while a completed read waits to be delivered
+    // cancels nothing in the socket: check the flag after every read.
+    if (inflight && inflight->cancelled) {
+      fail(ErrorInfo{});
+      co_return result;
+    }
     if (ec == http::error::need_buffer) ec = {};
     const std::size_t got = kReadChunk - parser.get().body().size;
     if (got > 0) {
