@@ -13,6 +13,40 @@ RadixCache::RadixCache(int page_size, bool hybrid, std::int64_t host_token_capac
       write_threshold_(policy == WritePolicy::write_through_selective ? 2 : 1), kv_bytes_(kv_bytes_per_token),
       state_bytes_(state_bytes), root_(std::make_unique<RadixNode>()) {}
 
+RadixNode* RadixCache::adopt(std::unique_ptr<RadixNode>& n) {
+  n->id = next_id_++;
+  by_id_[n->id] = n.get();
+  return n.get();
+}
+
+void RadixCache::touch(RadixNode* n) {
+  if (n == root_.get()) return;
+  ++n->version;
+  const HeapEntry e{n->last_access, n->depth_end, n->id, n->version};
+  device_heap_.push(e);
+  state_heap_.push(e);
+  host_heap_.push(e);
+  if (device_heap_.size() > 8 * by_id_.size() + 4096) compact_heaps();
+}
+
+RadixNode* RadixCache::live(const HeapEntry& e) const {
+  auto it = by_id_.find(e.id);
+  if (it == by_id_.end() || it->second->version != e.version) return nullptr;
+  return it->second;
+}
+
+void RadixCache::compact_heaps() {
+  device_heap_ = Heap();
+  state_heap_ = Heap();
+  host_heap_ = Heap();
+  for (auto& [id, n] : by_id_) {
+    const HeapEntry e{n->last_access, n->depth_end, n->id, n->version};
+    device_heap_.push(e);
+    state_heap_.push(e);
+    host_heap_.push(e);
+  }
+}
+
 std::uint64_t RadixCache::page_hash(std::span<const Token> t) const {
   std::uint64_t h = 1469598103934665603ull;
   const std::size_t n = std::min<std::size_t>(t.size(), static_cast<std::size_t>(page_));
@@ -40,6 +74,8 @@ void RadixCache::set_device(RadixNode* n, bool on) {
   c_.device_tokens += on ? len : -len;
   if (n->lock > 0) c_.locked_device_tokens += on ? len : -len;
   if (!on && n->state_device) set_state_device(n, false);
+  touch(n);
+  if (!on && n->parent) touch(n->parent);  // the parent may now be a device leaf
 }
 
 void RadixCache::set_state_device(RadixNode* n, bool on) {
@@ -47,6 +83,7 @@ void RadixCache::set_state_device(RadixNode* n, bool on) {
   n->state_device = on;
   c_.device_states += on ? 1 : -1;
   if (n->lock > 0) c_.locked_device_states += on ? 1 : -1;
+  touch(n);
   if (on && n->host && !n->state_host && host_state_capacity_ > 0 && c_.host_states < host_state_capacity_) {
     n->state_host = true;
     ++c_.host_states;
@@ -70,9 +107,11 @@ RadixNode* RadixCache::split(RadixNode* node, std::int64_t at) {
   auto owned = std::move(parent->children[h]);
   owned->parent = mid.get();
   mid->children.emplace(page_hash(owned->key), std::move(owned));
-  RadixNode* raw = mid.get();
+  RadixNode* raw = adopt(mid);
   parent->children[h] = std::move(mid);
   ++nodes_;
+  touch(raw);
+  touch(node);
   return raw;
 }
 
@@ -95,6 +134,7 @@ PrefixMatch RadixCache::match(std::span<const Token> tokens, std::int64_t now) {
     node = child;
     pos += static_cast<std::size_t>(cp);
     node->last_access = now;
+    touch(node);
     const auto end = static_cast<std::int64_t>(pos);
     if (node->device) {
       device_end = end;
@@ -130,6 +170,7 @@ std::int64_t RadixCache::load_back(RadixNode* node, std::int64_t now) {
   std::int64_t loaded = 0;
   for (RadixNode* n = node; n && n != root_.get(); n = n->parent) {
     n->last_access = now;
+    touch(n);
     if (!n->device && n->host) {
       set_device(n, true);
       const auto len = static_cast<std::int64_t>(n->key.size());
@@ -150,6 +191,7 @@ void RadixCache::backup_if_hot(RadixNode* node) {
   const auto len = static_cast<std::int64_t>(node->key.size());
   if (!reserve_host(len, false)) return;
   node->host = true;
+  touch(node);
   c_.host_tokens += len;
   c_.d2h_bytes += static_cast<double>(len) * kv_bytes_;
   if (hybrid_ && node->state_device && !node->state_host && c_.host_states < host_state_capacity_) {
@@ -185,12 +227,9 @@ RadixCache::InsertResult RadixCache::insert(std::span<const Token> tokens, std::
       child->hit_count = 1;
       child->last_access = now;
       child->depth_end = len;
-      RadixNode* raw = child.get();
+      RadixNode* raw = adopt(child);
       node->children.emplace(h, std::move(child));
       ++nodes_;
-      if (node->lock > 0) {
-        // A new child under a locked path is not locked itself.
-      }
       set_device(raw, true);
       r.new_device_tokens += len - pos;
       backup_if_hot(raw);
@@ -208,6 +247,7 @@ RadixCache::InsertResult RadixCache::insert(std::span<const Token> tokens, std::
     }
     ++child->hit_count;
     child->last_access = now;
+    touch(child);
     backup_if_hot(child);
     node = child;
     pos += cp;
@@ -234,6 +274,7 @@ void RadixCache::unlock(RadixNode* node) {
     if (--n->lock == 0) {
       if (n->device) c_.locked_device_tokens -= static_cast<std::int64_t>(n->key.size());
       if (n->state_device) --c_.locked_device_states;
+      touch(n);
     }
   }
 }
@@ -245,8 +286,10 @@ void RadixCache::delete_leaf(RadixNode* n) {
   if (n->state_device) --c_.device_states;
   if (n->state_host) --c_.host_states;
   RadixNode* parent = n->parent;
+  by_id_.erase(n->id);
   parent->children.erase(page_hash(n->key));
   --nodes_;
+  touch(parent);  // it may have become a leaf
 }
 
 void RadixCache::remove_subtree(RadixNode* n) {
@@ -257,65 +300,46 @@ void RadixCache::remove_subtree(RadixNode* n) {
 }
 
 namespace {
-template <class Pred>
-void collect(RadixNode* n, std::vector<RadixNode*>& out, Pred pred, bool is_root) {
-  for (auto& [h, c] : n->children) collect(c.get(), out, pred, false);
-  if (!is_root && pred(n)) out.push_back(n);
-}
 bool has_device_child(const RadixNode* n) {
   for (const auto& [h, c] : n->children)
     if (c->device) return true;
   return false;
 }
-// Least recently used first; a match touches a whole path at once, so among
-// equal times the shallower node goes first (an ancestor's checkpoint is
-// superseded by its descendants', as in SGLang's parent-before-child LRU).
-void sort_lru(std::vector<RadixNode*>& v) {
-  std::sort(v.begin(), v.end(), [](const RadixNode* a, const RadixNode* b) {
-    return a->last_access != b->last_access ? a->last_access < b->last_access : a->depth_end < b->depth_end;
-  });
-}
 }  // namespace
 
 std::int64_t RadixCache::evict_device(std::int64_t tokens) {
   std::int64_t freed = 0;
-  while (freed < tokens) {
-    std::vector<RadixNode*> leaves;
-    collect(root_.get(), leaves, [](RadixNode* n) { return n->device && n->lock == 0 && !has_device_child(n); }, true);
-    if (leaves.empty()) break;
-    sort_lru(leaves);
-    for (RadixNode* n : leaves) {
-      const auto len = static_cast<std::int64_t>(n->key.size());
-      if (!n->host && policy_ == WritePolicy::write_back && host_capacity_ > 0 && reserve_host(len, false)) {
-        n->host = true;  // written to host on eviction, then demoted
-        c_.host_tokens += len;
-        c_.d2h_bytes += static_cast<double>(len) * kv_bytes_;
-        if (hybrid_ && n->state_device && c_.host_states < host_state_capacity_) {
-          n->state_host = true;
-          ++c_.host_states;
-          c_.d2h_bytes += state_bytes_;
-        }
+  while (freed < tokens && !device_heap_.empty()) {
+    const HeapEntry e = device_heap_.top();
+    device_heap_.pop();
+    RadixNode* n = live(e);
+    if (!n || !n->device || n->lock > 0 || has_device_child(n)) continue;
+    const auto len = static_cast<std::int64_t>(n->key.size());
+    if (!n->host && policy_ == WritePolicy::write_back && host_capacity_ > 0 && reserve_host(len, false)) {
+      n->host = true;  // written to host on eviction, then demoted
+      c_.host_tokens += len;
+      c_.d2h_bytes += static_cast<double>(len) * kv_bytes_;
+      if (hybrid_ && n->state_device && c_.host_states < host_state_capacity_) {
+        n->state_host = true;
+        ++c_.host_states;
+        c_.d2h_bytes += state_bytes_;
       }
-      if (n->host) {
-        set_device(n, false);
-      } else {
-        remove_subtree(n);
-      }
-      freed += len;
-      c_.device_evicted_tokens += len;
-      if (freed >= tokens) break;
     }
+    if (n->host) set_device(n, false);
+    else remove_subtree(n);
+    freed += len;
+    c_.device_evicted_tokens += len;
   }
   return freed;
 }
 
 std::int64_t RadixCache::evict_device_states(std::int64_t states) {
-  std::vector<RadixNode*> holders;
-  collect(root_.get(), holders, [](RadixNode* n) { return n->state_device && n->lock == 0; }, true);
-  sort_lru(holders);
   std::int64_t freed = 0;
-  for (RadixNode* n : holders) {
-    if (freed >= states) break;
+  while (freed < states && !state_heap_.empty()) {
+    const HeapEntry e = state_heap_.top();
+    state_heap_.pop();
+    RadixNode* n = live(e);
+    if (!n || !n->state_device || n->lock > 0) continue;
     set_state_device(n, false);  // a tombstone: the KV stays
     ++freed;
   }
@@ -324,19 +348,15 @@ std::int64_t RadixCache::evict_device_states(std::int64_t states) {
 
 std::int64_t RadixCache::evict_host(std::int64_t tokens) {
   std::int64_t freed = 0;
-  while (freed < tokens) {
-    std::vector<RadixNode*> leaves;
-    collect(root_.get(), leaves,
-            [](RadixNode* n) { return n->host && !n->device && n->children.empty() && n->lock == 0; }, true);
-    if (leaves.empty()) break;
-    sort_lru(leaves);
-    for (RadixNode* n : leaves) {
-      const auto len = static_cast<std::int64_t>(n->key.size());
-      delete_leaf(n);
-      freed += len;
-      c_.host_evicted_tokens += len;
-      if (freed >= tokens) break;
-    }
+  while (freed < tokens && !host_heap_.empty()) {
+    const HeapEntry e = host_heap_.top();
+    host_heap_.pop();
+    RadixNode* n = live(e);
+    if (!n || !n->host || n->device || !n->children.empty() || n->lock > 0) continue;
+    const auto len = static_cast<std::int64_t>(n->key.size());
+    delete_leaf(n);
+    freed += len;
+    c_.host_evicted_tokens += len;
   }
   return freed;
 }

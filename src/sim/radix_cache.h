@@ -16,6 +16,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <queue>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +39,8 @@ struct RadixNode {
   std::int64_t last_access = 0;
   int hit_count = 0;
   std::int64_t depth_end = 0;  // tokens from the root to this node's end
+  std::uint64_t id = 0;
+  std::uint64_t version = 0;   // bumped on every change that can alter its eviction order or eligibility
 };
 
 struct PrefixMatch {
@@ -112,6 +115,29 @@ class RadixCache {
   void set_state_device(RadixNode* n, bool on);
   void remove_subtree(RadixNode* n);
   void delete_leaf(RadixNode* n);
+  RadixNode* adopt(std::unique_ptr<RadixNode>& n);  // gives a new node its id
+
+  // Eviction candidates, LRU first: lazy heaps whose entries are checked
+  // against the node's current version and eligibility when popped, so
+  // finding the next victim costs O(log n) instead of a scan of the tree.
+  struct HeapEntry {
+    std::int64_t last_access;
+    std::int64_t depth;
+    std::uint64_t id;
+    std::uint64_t version;
+  };
+  struct LaterFirst {
+    bool operator()(const HeapEntry& a, const HeapEntry& b) const {
+      return a.last_access != b.last_access ? a.last_access > b.last_access : a.depth > b.depth;
+    }
+  };
+  using Heap = std::priority_queue<HeapEntry, std::vector<HeapEntry>, LaterFirst>;
+  void touch(RadixNode* n);  // re-queues n in every heap with a new version
+  RadixNode* live(const HeapEntry& e) const;
+  void compact_heaps();
+  Heap device_heap_, state_heap_, host_heap_;
+  std::unordered_map<std::uint64_t, RadixNode*> by_id_;
+  std::uint64_t next_id_ = 1;
 
   int page_;
   bool hybrid_;
