@@ -100,25 +100,24 @@ MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineC
   if (cfg.hicache.enabled) {
     if (cfg.hicache.size_gb > 0) {
       const double H = cfg.hicache.size_gb * 1e9;
-      p.host_kv_tokens = static_cast<std::int64_t>(std::floor(H / p.kv_bytes_per_token_rank));
+      p.host_kv_tokens = static_cast<std::int64_t>(std::floor(H / p.kv_bytes_per_token_rank)) / page * page;
       p.host_mamba_slots = m.hybrid() ? static_cast<std::int64_t>(std::floor(H / p.state_bytes_per_request_rank)) : 0;
       p.host_bytes_rank = H * (m.hybrid() ? 2.0 : 1.0) +
                           static_cast<double>(p.host_kv_tokens) * p.draft_kv_bytes_per_token_rank;
-      d.push_back(fmt("host KV = floor(%.0f GB / %.0f B) = ", cfg.hicache.size_gb, p.kv_bytes_per_token_rank) +
+      d.push_back(fmt("host KV = floor(%.0f GB / %.0f B), whole pages = ", cfg.hicache.size_gb, p.kv_bytes_per_token_rank) +
                   std::to_string(p.host_kv_tokens) + " tokens per rank");
       if (m.hybrid())
         d.push_back(fmt("host Mamba = floor(%.0f GB / %.1f MiB) = ", cfg.hicache.size_gb,
                         p.state_bytes_per_request_rank / MiB) +
                     std::to_string(p.host_mamba_slots) + " slots per rank");
     } else {
-      p.host_kv_tokens = static_cast<std::int64_t>(static_cast<double>(p.kv_tokens) * cfg.hicache.ratio);
+      p.host_kv_tokens = static_cast<std::int64_t>(static_cast<double>(p.kv_tokens) * cfg.hicache.ratio) / page * page;
       p.host_mamba_slots = static_cast<std::int64_t>(static_cast<double>(p.mamba_slots) * cfg.hicache.ratio);
       p.host_bytes_rank = static_cast<double>(p.host_kv_tokens) * per_token +
                           static_cast<double>(p.host_mamba_slots) * p.state_bytes_per_request_rank;
       d.push_back(fmt("host KV = device tokens x hicache_ratio %.1f = ", cfg.hicache.ratio) +
                   std::to_string(p.host_kv_tokens) + " tokens per rank");
     }
-    p.host_kv_tokens = p.host_kv_tokens / page * page;
     if (p.draft_kv_bytes_per_token_rank > 0)
       d.push_back(fmt("draft host KV = host KV tokens x %.0f B = %.2f GB per rank", p.draft_kv_bytes_per_token_rank,
                       static_cast<double>(p.host_kv_tokens) * p.draft_kv_bytes_per_token_rank / 1e9));
