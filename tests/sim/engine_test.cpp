@@ -207,3 +207,48 @@ TEST(StepTime, MoeExpertsTouchedAndTpAllReduce) {
   const double per = 8e-6 + 2.0 * 3 / 4 * (4 * 4096 * 2.0) / (900e9 * 0.75);
   EXPECT_NEAR(t.comm_s, 120 * per, 1e-12);
 }
+
+TEST(Engine, HiCacheLoadsAnEvictedPrefixBackFromHost) {
+  EngineConfig c;
+  c.tp = 1;
+  c.mem_fraction_static = 0.1103;  // (0.1103 x 150.75 - 16.4) GB / 73,728 B ~ 3,088 tokens
+  c.hicache.enabled = true;
+  c.hicache.ratio = 4;
+  c.hicache.write_policy = WritePolicy::write_through;
+  Engine e(load_model_spec("qwen3-8b"), load_hardware_spec("h200"), c);
+  ASSERT_GT(e.plan().kv_tokens, 3000);
+  ASSERT_LT(e.plan().kv_tokens, 3200);
+  auto a = tokens(1, 1000);
+  e.submit({1, a, 4});
+  run_until_done(e, 1);
+  for (std::uint64_t id = 2; id <= 4; ++id) {  // unrelated traffic pushes A off the device
+    e.submit({id, tokens(static_cast<Token>(id * 100000), 1000), 4});
+    run_until_done(e, id);
+  }
+  EXPECT_GT(e.cache().counters().device_evicted_tokens, 0);
+  auto a2 = std::make_shared<std::vector<Token>>(*a);
+  for (int i = 0; i < 200; ++i) a2->push_back(900000 + i);
+  e.submit({5, a2, 4});
+  auto evs = run_until_done(e, 5);
+  EXPECT_EQ(evs.front().cached_tokens, 1000);
+  EXPECT_EQ(e.stats().cached_tokens_host, 1000);
+  EXPECT_GT(e.cache().counters().h2d_bytes, 0);
+}
+
+TEST(Engine, WithoutHiCacheTheEvictedPrefixIsRecomputed) {
+  EngineConfig c;
+  c.tp = 1;
+  c.mem_fraction_static = 0.1103;
+  Engine e(load_model_spec("qwen3-8b"), load_hardware_spec("h200"), c);
+  auto a = tokens(1, 1000);
+  e.submit({1, a, 4});
+  run_until_done(e, 1);
+  for (std::uint64_t id = 2; id <= 4; ++id) {
+    e.submit({id, tokens(static_cast<Token>(id * 100000), 1000), 4});
+    run_until_done(e, id);
+  }
+  auto a2 = std::make_shared<std::vector<Token>>(*a);
+  a2->push_back(900000);
+  e.submit({5, a2, 4});
+  EXPECT_EQ(run_until_done(e, 5).front().cached_tokens, 0);
+}
