@@ -8,6 +8,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "common/asio_aliases.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "load/arrival_schedule.h"
@@ -18,10 +19,9 @@
 
 namespace agentperf {
 
-namespace asio = boost::asio;
+using namespace aio;
 
 namespace {
-constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 std::atomic<bool> g_interrupt{false};
 
 std::chrono::steady_clock::time_point to_tp(std::int64_t ns) {

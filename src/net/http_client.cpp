@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <variant>
 
+#include "common/asio_aliases.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "net/openai_response.h"
@@ -17,13 +18,9 @@
 
 namespace agentperf::net {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+using namespace aio;
 
 namespace {
-constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kReadChunk = 64 << 10;
 
 bool is_event_stream(std::string_view content_type) {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/asio_aliases.h"
 #include "common/error.h"
 #include "sim/prometheus.h"
 #include "sim/stream_chunker.h"
@@ -21,13 +22,9 @@
 
 namespace agentperf::sim {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+using namespace aio;
 
 namespace {
-constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
 // One request's events, delivered from the engine thread to the
 // connection's event loop.

@@ -8,17 +8,14 @@
 #include <boost/beast/ssl.hpp>
 #include <thread>
 
+#include "common/asio_aliases.h"
 #include "common/clock.h"
 
 namespace agentperf::testserver {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+using namespace aio;
 
 namespace {
-constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
 std::string to_hex(std::size_t n) {
   char buf[32];
