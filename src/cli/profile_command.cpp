@@ -104,6 +104,10 @@ void add_prompt_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text)
       ->check(CLI::IsMember({"auto", "token-ids", "text"}))
       ->group(prompt)
       ->capture_default_str();
+  cmd.add_option("--tokenizer", cfg.tokenizer_path,
+                 "HF tokenizer.json of the target model: text prompts of exact token length, and output tokens "
+                 "counted on the client when the server sends no usage")
+      ->check(CLI::ExistingFile)->group(prompt);
   cmd.add_option("--token-id-range", text.token_id_range, "MIN:MAX range of synthetic token ids (default 1000:30000)")
       ->group(prompt);
 }

@@ -16,6 +16,8 @@
 #include "load/request_builder.h"
 #include "metrics/progress.h"
 #include "net/http_client.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/exact_text.h"
 
 namespace agentperf {
 
@@ -80,6 +82,7 @@ struct LoadRunner::Impl {
   const ProfileConfig& cfg;
   std::string model;
   net::Url url;
+  std::shared_ptr<const tokenizer::BpeTokenizer> tok;
   PromptSynth synth;
   RequestBuilder builder;
   LiveCounters counters;
@@ -88,7 +91,7 @@ struct LoadRunner::Impl {
   std::string abort_reason;
 
   Impl(const ProfileConfig& c, std::string m)
-      : cfg(c), model(std::move(m)), url(net::parse_url(c.url)), synth(c),
+      : cfg(c), model(std::move(m)), url(net::parse_url(c.url)), tok(load_tokenizer(c)), synth(c, exact_text(tok)),
         builder(c, model, net::join_path(url.path, c.endpoint_path())) {
     int n = cfg.workers;
     if (cfg.concurrency && !cfg.request_rate) n = std::min(n, *cfg.concurrency);
@@ -102,6 +105,15 @@ struct LoadRunner::Impl {
       if (cfg.request_rate) workers[static_cast<std::size_t>(i)]->slot_cap = conc > 0 ? std::max(1, share) : 0;
       else workers[static_cast<std::size_t>(i)]->users = share;
     }
+  }
+
+  static std::shared_ptr<const tokenizer::BpeTokenizer> load_tokenizer(const ProfileConfig& c) {
+    if (c.tokenizer_path.empty()) return nullptr;
+    return std::make_shared<const tokenizer::BpeTokenizer>(tokenizer::BpeTokenizer::from_file(c.tokenizer_path));
+  }
+  static std::shared_ptr<const tokenizer::ExactTextBuilder> exact_text(
+      const std::shared_ptr<const tokenizer::BpeTokenizer>& t) {
+    return t ? std::make_shared<const tokenizer::ExactTextBuilder>(*t) : nullptr;
   }
 
   void task_done(Worker& w) {
@@ -143,12 +155,16 @@ struct LoadRunner::Impl {
     rec.credit_issued_ns = monotonic_ns();
     rec.scheduled_ns = scheduled_ns ? scheduled_ns : rec.credit_issued_ns;
 
+    rec.capture_text = tok != nullptr;
     net::InFlight inflight;
     w.in_flight.insert(&inflight);
     counters.sent.fetch_add(1, std::memory_order_relaxed);
     counters.in_flight.fetch_add(1, std::memory_order_relaxed);
     co_await w.client.send(req, rec, &inflight);
     w.in_flight.erase(&inflight);
+    if (tok && rec.ok() && !rec.usage_completion_tokens)
+      rec.client_output_tokens = static_cast<std::int64_t>(tok->count(rec.output_text));
+    std::string().swap(rec.output_text);
     counters.in_flight.fetch_sub(1, std::memory_order_relaxed);
     counters.done.fetch_add(1, std::memory_order_relaxed);
     if (!rec.ok()) counters.errors.fetch_add(1, std::memory_order_relaxed);

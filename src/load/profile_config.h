@@ -51,6 +51,7 @@ struct ProfileConfig {
   int prefix_length = 0;
   int num_prefix_groups = 0;
   PromptFormat prompt_format = PromptFormat::auto_;
+  std::string tokenizer_path;  // HF tokenizer.json: exact text prompts, client output counts
   int token_id_min = 1000;
   int token_id_max = 30000;
 

@@ -15,7 +15,8 @@ constexpr std::array<const char*, 64> kWords = {
     "name", "line", "type", "call"};
 }  // namespace
 
-PromptSynth::PromptSynth(const ProfileConfig& cfg) : cfg_(cfg), token_ids_(cfg.uses_token_ids()) {
+PromptSynth::PromptSynth(const ProfileConfig& cfg, std::shared_ptr<const tokenizer::ExactTextBuilder> exact)
+    : cfg_(cfg), token_ids_(cfg.uses_token_ids()), exact_(token_ids_ ? nullptr : std::move(exact)) {
   for (int g = 0; g < cfg.num_prefix_groups; ++g) {
     Rng rng(mix_seed(cfg.seed, 0x9E11F, static_cast<std::uint64_t>(g)));
     prefixes_.push_back(std::make_shared<const std::string>(tokens_text(rng, cfg.prefix_length)));
@@ -25,6 +26,7 @@ PromptSynth::PromptSynth(const ProfileConfig& cfg) : cfg_(cfg), token_ids_(cfg.u
 std::string PromptSynth::tokens_text(Rng& rng, int count) const {
   std::string out;
   if (count <= 0) return out;
+  if (exact_) return exact_->block(rng, count);
   out.reserve(static_cast<std::size_t>(count) * (token_ids_ ? 6 : 5));
   const auto span = static_cast<std::uint64_t>(cfg_.token_id_max - cfg_.token_id_min);
   for (int i = 0; i < count; ++i) {
@@ -38,7 +40,7 @@ std::string PromptSynth::tokens_text(Rng& rng, int count) const {
 SynthPrompt PromptSynth::make(std::uint64_t request_index) const {
   Rng rng(mix_seed(cfg_.seed, 0x5EED, request_index));
   SynthPrompt p;
-  p.exact = token_ids_;
+  p.exact = token_ids_ || exact_ != nullptr;
   p.osl = sample_length(cfg_.osl, rng);
   int isl = sample_length(cfg_.isl, rng);
   int unique = isl;

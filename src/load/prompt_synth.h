@@ -18,6 +18,7 @@
 
 #include "load/distribution.h"
 #include "load/profile_config.h"
+#include "tokenizer/exact_text.h"
 
 namespace agentperf {
 
@@ -34,16 +35,19 @@ struct SynthPrompt {
 
 class PromptSynth {
  public:
-  explicit PromptSynth(const ProfileConfig& cfg);
+  // With `exact`, text prompts are built from single-token words and their
+  // length is exact (pieces then join with no separator).
+  explicit PromptSynth(const ProfileConfig& cfg, std::shared_ptr<const tokenizer::ExactTextBuilder> exact = nullptr);
   // Deterministic in (seed, request_index): independent of worker timing.
   SynthPrompt make(std::uint64_t request_index) const;
   bool token_ids() const noexcept { return token_ids_; }
-  const char* joiner() const noexcept { return token_ids_ ? "," : " "; }
+  const char* joiner() const noexcept { return token_ids_ ? "," : exact_ ? "" : " "; }
 
  private:
   std::string tokens_text(Rng& rng, int count) const;
   ProfileConfig cfg_;  // a copy: callers may reuse or change theirs
   bool token_ids_;
+  std::shared_ptr<const tokenizer::ExactTextBuilder> exact_;
   std::vector<std::shared_ptr<const std::string>> prefixes_;
 };
 

@@ -24,12 +24,13 @@ RequestBuilder::RequestBuilder(const ProfileConfig& cfg, std::string model, std:
   } else if (cfg.endpoint_type == EndpointType::completions) {
     open_prompt_ = std::make_shared<const std::string>(",\"prompt\":\"");
     close_prompt_ = std::make_shared<const std::string>("\"}");
-    joiner_ = std::make_shared<const std::string>(" ");
   } else {
     open_prompt_ = std::make_shared<const std::string>(",\"messages\":[{\"role\":\"user\",\"content\":\"");
     close_prompt_ = std::make_shared<const std::string>("\"}]}");
-    joiner_ = std::make_shared<const std::string>(" ");
   }
+  // Exact-length text pieces start with their own space: no separator.
+  if (!cfg.uses_token_ids())
+    joiner_ = std::make_shared<const std::string>(cfg.tokenizer_path.empty() ? " " : "");
 }
 
 net::HttpRequest RequestBuilder::build(const SynthPrompt& prompt, const std::string& request_id,

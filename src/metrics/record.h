@@ -20,7 +20,7 @@ struct ErrorInfo {
 
 // Where a token count came from, recorded next to every ISL/OSL so a user
 // can tell server-reported numbers from client estimates.
-enum class TokenSource { server_usage, client_exact, client_chunks, client_unverified, none };
+enum class TokenSource { server_usage, client_exact, client_tokenizer, client_chunks, client_unverified, none };
 const char* token_source_name(TokenSource s) noexcept;
 
 struct RequestRecord {
@@ -63,6 +63,11 @@ struct RequestRecord {
   std::optional<std::int64_t> usage_total_tokens;
   std::optional<std::int64_t> usage_cached_tokens;
   std::optional<std::int64_t> usage_reasoning_tokens;
+
+  // Streamed text, kept only when the client counts output tokens itself.
+  bool capture_text = false;
+  std::string output_text;
+  std::optional<std::int64_t> client_output_tokens;
 
   std::optional<ErrorInfo> error;
 

@@ -8,6 +8,7 @@ const char* token_source_name(TokenSource s) noexcept {
   switch (s) {
     case TokenSource::server_usage: return "server_usage";
     case TokenSource::client_exact: return "client_exact";
+    case TokenSource::client_tokenizer: return "client_tokenizer";
     case TokenSource::client_chunks: return "client_chunks";
     case TokenSource::client_unverified: return "client_unverified";
     case TokenSource::none: return "none";
@@ -37,6 +38,11 @@ RecordMetrics compute_metrics(const RequestRecord& r) {
     m.reasoning_token_count = reasoning;
     m.output_token_count = *r.usage_completion_tokens - reasoning;
     m.osl_source = TokenSource::server_usage;
+  } else if (r.client_output_tokens) {
+    m.output_token_count = *r.client_output_tokens;
+    m.reasoning_token_count = 0;
+    m.osl = *r.client_output_tokens;
+    m.osl_source = TokenSource::client_tokenizer;
   } else {
     m.output_token_count = r.content_events;
     m.reasoning_token_count = r.reasoning_events;

@@ -138,20 +138,20 @@ void OpenAIResponseParser::parse_json(const char* data, std::size_t len, std::si
         simdjson::dom::element v;
         if (msg["content"].get(v) == simdjson::SUCCESS) {
           auto s = string_or_empty(v);
-          if (!s.empty()) { has_content = true; rec_.content_bytes += s.size(); }
+          if (!s.empty()) { has_content = true; rec_.content_bytes += s.size(); if (rec_.capture_text) rec_.output_text += s; }
         }
         // vLLM names it "reasoning", SGLang and DeepSeek "reasoning_content".
         for (const char* key : {"reasoning_content", "reasoning"}) {
           if (msg[key].get(v) == simdjson::SUCCESS) {
             auto s = string_or_empty(v);
-            if (!s.empty()) { has_reasoning = true; rec_.reasoning_bytes += s.size(); }
+            if (!s.empty()) { has_reasoning = true; rec_.reasoning_bytes += s.size(); if (rec_.capture_text) rec_.output_text += s; }
           }
         }
       }
       simdjson::dom::element text;
       if (c["text"].get(text) == simdjson::SUCCESS) {
         auto s = string_or_empty(text);
-        if (!s.empty()) { has_content = true; rec_.content_bytes += s.size(); }
+        if (!s.empty()) { has_content = true; rec_.content_bytes += s.size(); if (rec_.capture_text) rec_.output_text += s; }
       }
     }
   }

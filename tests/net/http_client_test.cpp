@@ -47,12 +47,18 @@ TEST(HttpClient, MeasuresTtftAndItlWithinOneMillisecondOfTheSchedule) {
   auto rec = h.send(chat_request("sched-1"));
   ASSERT_TRUE(rec.ok()) << rec.error->message;
   ASSERT_EQ(rec.content_ns.size(), 20u);
-  EXPECT_NEAR(ms(rec.content_ns.front() - rec.start_ns), 50.0, 1.0);
-  for (std::size_t i = 1; i < rec.content_ns.size(); ++i)
-    EXPECT_NEAR(ms(rec.content_ns[i] - rec.content_ns[i - 1]), 10.0, 1.0) << "gap " << i;
-  // Every event's client stamp is within 1 ms of the moment the server wrote it.
   auto writes = server.write_times("sched-1");
   ASSERT_GE(writes.size(), 20u);
+  // The client's stamps follow what the server did within 1 ms: TTFT, each
+  // inter-token gap, and each event against the moment it was written. (The
+  // server itself may run late on a loaded machine; that is not the
+  // client's error, so the schedule is checked loosely.)
+  EXPECT_NEAR(ms(rec.content_ns.front() - rec.start_ns), ms(writes[0] - rec.start_ns), 1.0);
+  EXPECT_NEAR(ms(rec.content_ns.front() - rec.start_ns), 50.0, 5.0);
+  for (std::size_t i = 1; i < 20; ++i) {
+    EXPECT_NEAR(ms(rec.content_ns[i] - rec.content_ns[i - 1]), ms(writes[i] - writes[i - 1]), 1.0) << "gap " << i;
+    EXPECT_NEAR(ms(rec.content_ns[i] - rec.content_ns[i - 1]), 10.0, 5.0) << "gap " << i;
+  }
   for (std::size_t i = 0; i < 20; ++i) {
     EXPECT_GE(rec.content_ns[i], writes[i]);
     EXPECT_LT(ms(rec.content_ns[i] - writes[i]), 1.0) << "event " << i;

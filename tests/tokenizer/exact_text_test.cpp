@@ -1,0 +1,90 @@
+// Exact-length text prompts and client-side output token counting.
+#include "tokenizer/exact_text.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "load/load_runner.h"
+#include "load/prompt_synth.h"
+#include "load/request_builder.h"
+#include "metrics/record_metrics.h"
+#include "testserver/openai_scripts.h"
+#include "testserver/scripted_server.h"
+
+using namespace agentperf;
+using agentperf::tokenizer::BpeTokenizer;
+using agentperf::tokenizer::ExactTextBuilder;
+
+namespace {
+const BpeTokenizer& qwen3() {
+  static const BpeTokenizer t = BpeTokenizer::from_file(AGENTPERF_QWEN3_TOKENIZER_JSON);
+  return t;
+}
+}  // namespace
+
+TEST(ExactText, BlocksHaveExactLengthAloneAndJoined) {
+  ExactTextBuilder b(qwen3());
+  EXPECT_GT(b.words().size(), 5000u);
+  Rng rng(3);
+  std::string joined;
+  int total = 0;
+  for (int n : {1, 7, 64, 512, 3}) {
+    const std::string block = b.block(rng, n);
+    EXPECT_EQ(qwen3().count(block), static_cast<std::size_t>(n));
+    joined += block;
+    total += n;
+  }
+  EXPECT_EQ(qwen3().count(joined), static_cast<std::size_t>(total));  // blocks never merge with neighbours
+  // Also after a chat template header.
+  EXPECT_EQ(qwen3().count("<|im_start|>user\n" + b.block(rng, 100) + "<|im_end|>\n"), 100u + 5u);
+}
+
+TEST(ExactText, SynthesizedChatPromptsAreExactWithSharedPrefix) {
+  ProfileConfig c;
+  c.isl = {300, 40, 1};
+  c.prefix_length = 128;
+  c.num_prefix_groups = 2;
+  c.tokenizer_path = AGENTPERF_QWEN3_TOKENIZER_JSON;
+  auto exact = std::make_shared<const ExactTextBuilder>(qwen3());
+  PromptSynth synth(c, exact);
+  RequestBuilder builder(c, "m", "/v1/chat/completions");
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    auto p = synth.make(i);
+    EXPECT_TRUE(p.exact);
+    std::string body;
+    for (const auto& seg : builder.build(p, "r", "c").body) body += *seg;
+    const std::string content = nlohmann::json::parse(body)["messages"][0]["content"];
+    EXPECT_EQ(qwen3().count(content), static_cast<std::size_t>(p.isl)) << "request " << i;
+    EXPECT_EQ(qwen3().count(*p.prefix), 128u);
+  }
+}
+
+TEST(ExactText, OutputTokensAreCountedOnTheClientWithoutUsage) {
+  testserver::StreamScript s;
+  s.tokens = 9;
+  s.tokens_per_event = 3;  // several tokens per event: event counting would say 9, not 27
+  s.include_usage = false;
+  testserver::ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); });
+  server.start();
+  ProfileConfig c;
+  c.url = server.url();
+  c.concurrency = 1;
+  c.request_count = 3;
+  c.isl = {50, 0, 1};
+  c.tokenizer_path = AGENTPERF_QWEN3_TOKENIZER_JSON;
+  c.quiet = true;
+  LoadRunner runner(c, "m");
+  auto result = runner.run();
+  ASSERT_EQ(result.records.size(), 3u);
+  std::string expected_text;
+  for (int i = 0; i < 27; ++i) expected_text += " tok";
+  for (const auto& r : result.records) {
+    ASSERT_TRUE(r.ok());
+    auto m = compute_metrics(r);
+    EXPECT_EQ(m.osl_source, TokenSource::client_tokenizer);
+    EXPECT_EQ(*m.osl, static_cast<std::int64_t>(qwen3().count(expected_text)));
+    EXPECT_EQ(m.isl_source, TokenSource::client_exact);
+    EXPECT_TRUE(r.output_text.empty());  // not kept after counting
+  }
+}
