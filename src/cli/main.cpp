@@ -5,6 +5,7 @@
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
 #include "cli/sim_command.h"
+#include "cli/traces_command.h"
 #include "common/error.h"
 #include "common/version.h"
 
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
 
   auto run = cli::add_run_command(app);
   auto sim = cli::add_sim_command(app);
+  auto traces = cli::add_traces_command(app);
 
   try {
     app.parse(argc, argv);
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
     }
     if (cli::run_command_selected(*run)) return cli::execute_run_command(*run, command);
     if (int code = cli::execute_sim_command(*sim, command); code >= 0) return code;
+    if (int code = cli::execute_traces_command(*traces); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

@@ -11,6 +11,8 @@
 #include "metrics/record_metrics.h"
 #include "testserver/openai_scripts.h"
 #include "testserver/scripted_server.h"
+#include "trace/prompt_builder.h"
+#include "trace/session_tree.h"
 
 using namespace agentperf;
 using agentperf::tokenizer::BpeTokenizer;
@@ -86,5 +88,20 @@ TEST(ExactText, OutputTokensAreCountedOnTheClientWithoutUsage) {
     EXPECT_EQ(*m.osl, static_cast<std::int64_t>(qwen3().count(expected_text)));
     EXPECT_EQ(m.isl_source, TokenSource::client_exact);
     EXPECT_TRUE(r.output_text.empty());  // not kept after counting
+  }
+}
+
+TEST(ExactText, TracePromptsInTextFormAreExact) {
+  auto t = trace::parse_weka_trace(
+      R"({"id":"tt","block_size":64,"requests":[{"t":0,"in":150,"out":20,"hash_ids":[0,1,2]},{"t":9,"in":300,"out":5,"hash_ids":[0,1,2,3,4]}]})",
+      "t");
+  auto tree = trace::build_session_tree(t);
+  trace::PromptBuilder b(t, 3, std::make_shared<const ExactTextBuilder>(qwen3()));
+  for (int k = 0; k < 2; ++k) {
+    auto p = b.build(*tree.streams[0].turns[static_cast<std::size_t>(k)].call, {0, k});
+    std::string text;
+    for (const auto& piece : p.pieces) text += *piece;
+    EXPECT_FALSE(p.token_ids);
+    EXPECT_EQ(qwen3().count(text), static_cast<std::size_t>(p.tokens)) << "turn " << k;
   }
 }

@@ -1,0 +1,137 @@
+#include "cli/traces_command.h"
+
+#include <zstd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "common/error.h"
+#include "trace/prompt_builder.h"
+#include "trace/session_tree.h"
+#include "trace/synth.h"
+#include "trace/trace_loader.h"
+
+namespace agentperf::cli {
+
+struct TracesCommand {
+  CLI::App* synth = nullptr;
+  CLI::App* inspect = nullptr;
+  trace::SynthOptions synth_opts;
+  std::string out_path;
+  std::string in_path;
+  trace::LoadOptions load;
+  std::int64_t max_context = 0, entries = 0;
+};
+
+std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
+  auto tc = std::make_shared<TracesCommand>();
+  auto* traces = app.add_subcommand("traces", "Agentic trace datasets (Weka format)");
+  traces->require_subcommand(1);
+  tc->synth = traces->add_subcommand("synth", "Write synthetic Weka-format traces (seeded, deterministic)");
+  auto& o = tc->synth_opts;
+  tc->synth->add_option("-o,--output", tc->out_path, "Output file: .jsonl, or .jsonl.zst to compress")->required();
+  tc->synth->add_option("--traces", o.traces, "Number of traces")->check(CLI::PositiveNumber)->capture_default_str();
+  tc->synth->add_option("--seed", o.seed, "Seed")->capture_default_str();
+  tc->synth->add_option("--mean-turns", o.mean_turns, "Mean top-level calls per trace")->check(CLI::PositiveNumber)->capture_default_str();
+  tc->synth->add_option("--system-tokens", o.system_tokens, "System prompt tokens")->check(CLI::NonNegativeNumber)->capture_default_str();
+  tc->synth->add_option("--tool-tokens", o.tool_tokens, "Tool definition tokens")->check(CLI::NonNegativeNumber)->capture_default_str();
+  tc->synth->add_option("--mean-turn-input", o.mean_turn_input, "New user/tool tokens per turn (lognormal mean)")->check(CLI::PositiveNumber)->capture_default_str();
+  tc->synth->add_option("--mean-output", o.mean_output, "Output tokens per call (lognormal mean)")->check(CLI::PositiveNumber)->capture_default_str();
+  tc->synth->add_option("--max-context", o.max_context, "Context at which a session compacts")->check(CLI::PositiveNumber)->capture_default_str();
+  tc->synth->add_option("--subagent-probability", o.subagent_probability, "Chance of a subagent fan-out after a turn")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  tc->synth->add_option("--max-fanout", o.max_fanout, "Most subagents in one fan-out")->check(CLI::PositiveNumber)->capture_default_str();
+  tc->synth->add_option("--mean-think-time", o.mean_think_time, "Mean seconds between a call's end and the next call")->check(CLI::NonNegativeNumber)->capture_default_str();
+
+  tc->inspect = traces->add_subcommand("inspect", "Load traces (file, directory, .zst), build session trees and prompts, print statistics");
+  tc->inspect->add_option("path", tc->in_path, "Trace file or directory")->required();
+  tc->inspect->add_option("--max-context-length", tc->max_context, "Drop traces whose peak in+out exceeds this")->check(CLI::PositiveNumber);
+  tc->inspect->add_flag("--256k", tc->load.variant_256k, "Drop requests with in+out > 256,000 (the _256k corpus rule)");
+  tc->inspect->add_option("--num-dataset-entries", tc->entries, "Keep the first N traces")->check(CLI::PositiveNumber);
+  return tc;
+}
+
+namespace {
+int run_synth(TracesCommand& tc) {
+  const auto traces = trace::synthesize_traces(tc.synth_opts);
+  std::string data;
+  std::int64_t requests = 0;
+  for (const auto& t : traces) {
+    data += trace::to_json_line(t);
+    data += '\n';
+    requests += t.request_count();
+  }
+  const bool zst = tc.out_path.size() > 4 && tc.out_path.substr(tc.out_path.size() - 4) == ".zst";
+  if (zst) {
+    std::string packed(ZSTD_compressBound(data.size()), '\0');
+    const auto n = ZSTD_compress(packed.data(), packed.size(), data.data(), data.size(), 3);
+    if (ZSTD_isError(n)) throw UserError(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+    packed.resize(n);
+    data = std::move(packed);
+  }
+  const std::string tmp = tc.out_path + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UserError("cannot write '" + tc.out_path + "'");
+    out << data;
+    if (!out.flush()) throw UserError("write to '" + tc.out_path + "' failed");
+  }
+  std::rename(tmp.c_str(), tc.out_path.c_str());
+  std::printf("wrote %zu traces, %lld requests to %s\n", traces.size(), static_cast<long long>(requests),
+              tc.out_path.c_str());
+  return 0;
+}
+
+int run_inspect(TracesCommand& tc) {
+  if (tc.max_context > 0) tc.load.max_context_length = tc.max_context;
+  if (tc.entries > 0) tc.load.num_dataset_entries = tc.entries;
+  const auto t0 = std::chrono::steady_clock::now();
+  trace::LoadStats stats;
+  const auto traces = trace::load_weka_traces(tc.in_path, tc.load, &stats);
+  const auto t1 = std::chrono::steady_clock::now();
+  std::int64_t streams = 0, background = 0, dropped = 0, turns = 0, hit = 0, blocks = 0, peak = 0, prompt_tokens = 0;
+  std::size_t distinct_blocks = 0;
+  for (const auto& t : traces) {
+    const auto tree = trace::build_session_tree(t);
+    trace::PromptBuilder builder(t, 42);
+    streams += static_cast<std::int64_t>(tree.streams.size());
+    dropped += tree.dropped_subagents;
+    for (std::size_t s = 0; s < tree.streams.size(); ++s) {
+      background += tree.streams[s].background;
+      for (std::size_t k = 0; k < tree.streams[s].turns.size(); ++k) {
+        const auto& turn = tree.streams[s].turns[k];
+        ++turns;
+        hit += turn.theoretical_hit_blocks;
+        blocks += static_cast<std::int64_t>(turn.call->hash_ids.size());
+        peak = std::max(peak, turn.call->in + turn.call->out);
+        prompt_tokens += builder.build(*turn.call, {static_cast<int>(s), static_cast<int>(k)}).tokens;
+      }
+    }
+    distinct_blocks += builder.cached_blocks();
+  }
+  const auto t2 = std::chrono::steady_clock::now();
+  auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  std::printf("files %lld, traces %lld read / %lld kept (%lld over --max-context-length), requests %lld read / %lld kept "
+              "(%lld dropped by --256k)\n",
+              static_cast<long long>(stats.files), static_cast<long long>(stats.traces_read),
+              static_cast<long long>(stats.traces_kept), static_cast<long long>(stats.dropped_by_context),
+              static_cast<long long>(stats.requests_read), static_cast<long long>(stats.requests_kept),
+              static_cast<long long>(stats.dropped_256k_requests));
+  std::printf("streams %lld (%lld subagents, %lld background, %lld dropped without a parent turn), turns %lld\n",
+              static_cast<long long>(streams), static_cast<long long>(streams - static_cast<std::int64_t>(traces.size())),
+              static_cast<long long>(background), static_cast<long long>(dropped), static_cast<long long>(turns));
+  std::printf("peak context %lld tokens, prompt tokens %lld, distinct blocks %zu, theoretical prefix-cache hit %.2f%%\n",
+              static_cast<long long>(peak), static_cast<long long>(prompt_tokens), distinct_blocks,
+              blocks ? 100.0 * static_cast<double>(hit) / static_cast<double>(blocks) : 0.0);
+  std::printf("load %.2f s, session trees + prompts %.2f s\n", secs(t0, t1), secs(t1, t2));
+  return 0;
+}
+}  // namespace
+
+int execute_traces_command(TracesCommand& tc) {
+  if (tc.synth->parsed()) return run_synth(tc);
+  if (tc.inspect->parsed()) return run_inspect(tc);
+  return -1;
+}
+
+}  // namespace agentperf::cli

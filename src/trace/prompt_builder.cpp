@@ -1,0 +1,102 @@
+#include "trace/prompt_builder.h"
+
+#include "load/distribution.h"
+
+namespace agentperf::trace {
+namespace {
+std::uint64_t fnv(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+constexpr int kTokenMin = 1000, kTokenSpan = 29000;
+}  // namespace
+
+PromptBuilder::PromptBuilder(const WekaTrace& trace, std::uint64_t seed,
+                             std::shared_ptr<const tokenizer::ExactTextBuilder> text)
+    : trace_(trace), trace_seed_(mix_seed(seed, fnv(trace.id))), text_(std::move(text)) {}
+
+std::vector<std::int32_t> PromptBuilder::block_tokens(std::int64_t hash_id) const {
+  Rng rng(mix_seed(trace_seed_, static_cast<std::uint64_t>(hash_id), 0xB10C));
+  std::vector<std::int32_t> out(static_cast<std::size_t>(trace_.block_size));
+  for (auto& t : out) t = kTokenMin + static_cast<std::int32_t>(rng.below(kTokenSpan));
+  return out;
+}
+
+std::shared_ptr<const std::string> PromptBuilder::block_piece(std::int64_t hash_id) {
+  auto it = blocks_.find(hash_id);
+  if (it != blocks_.end()) return it->second;
+  std::string s;
+  if (text_) {
+    Rng rng(mix_seed(trace_seed_, static_cast<std::uint64_t>(hash_id), 0xB10C));
+    s = text_->block(rng, trace_.block_size);
+  } else {
+    // "a,b,...,z," : every block ends with a comma so blocks join directly;
+    // the prompt's last piece is built per turn without it.
+    s.reserve(static_cast<std::size_t>(trace_.block_size) * 6);
+    for (auto t : block_tokens(hash_id)) {
+      s += std::to_string(t);
+      s += ',';
+    }
+  }
+  auto piece = std::make_shared<const std::string>(std::move(s));
+  blocks_.emplace(hash_id, piece);
+  return piece;
+}
+
+std::string PromptBuilder::block_prefix(std::int64_t hash_id, std::int64_t n) const {
+  std::string s;
+  if (text_) {
+    Rng rng(mix_seed(trace_seed_, static_cast<std::uint64_t>(hash_id), 0xB10C));
+    return text_->block(rng, static_cast<int>(n));  // the same words the full block starts with
+  }
+  const auto toks = block_tokens(hash_id);
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += std::to_string(toks[static_cast<std::size_t>(i)]);
+  }
+  return s;
+}
+
+std::string PromptBuilder::tail(TurnRef where, std::int64_t start, std::int64_t n) const {
+  Rng rng(mix_seed(trace_seed_, (static_cast<std::uint64_t>(where.stream) << 32) | static_cast<std::uint32_t>(where.turn),
+                   0x7A11 + static_cast<std::uint64_t>(start)));
+  if (text_) return text_->block(rng, static_cast<int>(n));
+  std::string s;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += std::to_string(kTokenMin + static_cast<std::int32_t>(rng.below(kTokenSpan)));
+  }
+  return s;
+}
+
+PromptPieces PromptBuilder::build(const TraceCall& call, TurnRef where) {
+  PromptPieces p;
+  p.token_ids = !text_;
+  p.tokens = call.in;
+  const std::int64_t bs = trace_.block_size;
+  const auto blocks = static_cast<std::int64_t>(call.hash_ids.size());
+  const std::int64_t full = std::min(blocks, call.in / bs);
+  const std::int64_t rest = call.in - full * bs;  // tokens after the full blocks
+  p.pieces.reserve(static_cast<std::size_t>(full) + 1);
+  for (std::int64_t i = 0; i < full; ++i) p.pieces.push_back(block_piece(call.hash_ids[static_cast<std::size_t>(i)]));
+  if (rest > 0) {
+    std::string last;
+    if (full < blocks) {
+      // The recorded block is only partly in this prompt: its first tokens.
+      const std::int64_t from_block = std::min(rest, bs);
+      last = block_prefix(call.hash_ids[static_cast<std::size_t>(full)], from_block);
+      if (rest > from_block) last += (text_ ? "" : ",") + tail(where, full * bs + from_block, rest - from_block);
+    } else {
+      last = tail(where, full * bs, rest);
+    }
+    p.pieces.push_back(std::make_shared<const std::string>(std::move(last)));
+  } else if (!text_ && !p.pieces.empty()) {
+    // No tail: the last full block goes out without its trailing comma.
+    const std::string& b = *p.pieces.back();
+    p.pieces.back() = std::make_shared<const std::string>(b.substr(0, b.size() - 1));
+  }
+  return p;
+}
+
+}  // namespace agentperf::trace

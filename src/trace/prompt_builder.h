@@ -1,0 +1,52 @@
+// Prompt reconstruction for a session tree (inferencex-agentx.md §4.4):
+// every hash block id of a trace stands for the same block of tokens
+// wherever it appears in that trace (one namespace per trace, subagents
+// included), so turn k's prompt shares with turn k-1 exactly the blocks
+// their hash_ids share, and the server's prefix cache sees the recorded
+// reuse. A prompt is exactly `in` tokens: its blocks in order, the last one
+// cut, or followed by a deterministic tail when the blocks are short.
+//
+// Blocks are serialized once (token-id JSON items, or exact-length text
+// with a tokenizer) and shared by every turn that uses them; a turn's
+// prompt is a list of those shared pieces plus its own short tail, so a
+// 256k-token context is never copied per turn.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/exact_text.h"
+#include "trace/session_tree.h"
+
+namespace agentperf::trace {
+
+struct PromptPieces {
+  std::vector<std::shared_ptr<const std::string>> pieces;  // concatenated in order
+  std::int64_t tokens = 0;
+  bool token_ids = true;  // pieces are comma-separated token ids (a JSON array's items)
+};
+
+class PromptBuilder {
+ public:
+  // text == nullptr: token-id prompts (completions endpoint).
+  PromptBuilder(const WekaTrace& trace, std::uint64_t seed,
+                std::shared_ptr<const tokenizer::ExactTextBuilder> text = nullptr);
+  PromptPieces build(const TraceCall& call, TurnRef where);
+  // Token ids of a block (token-id mode), for tests and the simulator.
+  std::vector<std::int32_t> block_tokens(std::int64_t hash_id) const;
+  std::size_t cached_blocks() const { return blocks_.size(); }
+
+ private:
+  std::shared_ptr<const std::string> block_piece(std::int64_t hash_id);
+  std::string tail(TurnRef where, std::int64_t start, std::int64_t n) const;
+  std::string block_prefix(std::int64_t hash_id, std::int64_t n) const;
+
+  const WekaTrace& trace_;
+  std::uint64_t trace_seed_;
+  std::shared_ptr<const tokenizer::ExactTextBuilder> text_;
+  std::unordered_map<std::int64_t, std::shared_ptr<const std::string>> blocks_;
+};
+
+}  // namespace agentperf::trace

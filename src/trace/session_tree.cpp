@@ -1,0 +1,129 @@
+#include "trace/session_tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_set>
+
+namespace agentperf::trace {
+
+std::int64_t SessionTree::turn_count() const {
+  std::int64_t n = 0;
+  for (const auto& s : streams) n += static_cast<std::int64_t>(s.turns.size());
+  return n;
+}
+
+namespace {
+double end_of(const TraceCall& c) { return c.t + c.api_time; }
+
+void link_turns_in_stream(Stream& s, int block_size) {
+  for (std::size_t k = 0; k < s.turns.size(); ++k) {
+    Turn& turn = s.turns[k];
+    if (k == 0) continue;
+    const TraceCall& prev = *s.turns[k - 1].call;
+    turn.start_delay_s = std::max(0.0, turn.call->t - end_of(prev));
+    const auto& a = prev.hash_ids;
+    const auto& b = turn.call->hash_ids;
+    std::size_t lcp = 0;
+    while (lcp < a.size() && lcp < b.size() && a[lcp] == b[lcp]) ++lcp;
+    turn.lcp_blocks = static_cast<std::int64_t>(lcp);
+    const auto new_blocks = static_cast<std::int64_t>(b.size()) - turn.lcp_blocks;
+    const auto answer = static_cast<std::int64_t>(std::ceil(static_cast<double>(prev.out) / block_size));
+    turn.assistant_blocks = std::clamp<std::int64_t>(answer, 0, std::max<std::int64_t>(0, new_blocks));
+  }
+}
+}  // namespace
+
+SessionTree build_session_tree(const WekaTrace& trace) {
+  SessionTree tree;
+  tree.trace = &trace;
+  tree.streams.emplace_back();
+  Stream& root_init = tree.streams[0];
+  root_init.conversation_id = trace.id;
+
+  std::vector<int> awaiting_join;
+  for (const auto& entry : trace.entries) {
+    if (!entry.is_subagent) {
+      Turn turn;
+      turn.call = &entry.call;
+      turn.joins = awaiting_join;
+      awaiting_join.clear();
+      tree.streams[0].turns.push_back(std::move(turn));
+      continue;
+    }
+    if (entry.subagent.calls.empty()) continue;
+    if (tree.streams[0].turns.empty()) {
+      ++tree.dropped_subagents;  // no preceding parent call to spawn it
+      continue;
+    }
+    const int parent_turn = static_cast<int>(tree.streams[0].turns.size()) - 1;
+    Stream child;
+    child.conversation_id = trace.id + "::sa:" + entry.subagent.agent_id;
+    child.parent = 0;
+    child.spawned_by = {0, parent_turn};
+    child.depth = 1;
+    for (const auto& c : entry.subagent.calls) {
+      Turn turn;
+      turn.call = &c;
+      child.turns.push_back(std::move(turn));
+    }
+    const TraceCall& spawn_call = *tree.streams[0].turns[static_cast<std::size_t>(parent_turn)].call;
+    child.turns[0].start_delay_s = std::max(0.0, child.turns[0].call->t - end_of(spawn_call));
+    const int idx = static_cast<int>(tree.streams.size());
+    tree.streams.push_back(std::move(child));
+    tree.streams[0].turns[static_cast<std::size_t>(parent_turn)].spawns.push_back(idx);
+    awaiting_join.push_back(idx);
+  }
+  for (int idx : awaiting_join) tree.streams[static_cast<std::size_t>(idx)].background = true;
+
+  for (auto& s : tree.streams) link_turns_in_stream(s, trace.block_size);
+
+  // Span, barriers and theoretical hits need every turn in recorded time order.
+  struct Item {
+    double t;
+    TurnRef ref;
+  };
+  std::vector<Item> order;
+  tree.t_begin = std::numeric_limits<double>::max();
+  tree.t_end = 0;
+  for (std::size_t s = 0; s < tree.streams.size(); ++s)
+    for (std::size_t k = 0; k < tree.streams[s].turns.size(); ++k) {
+      const TraceCall& c = *tree.streams[s].turns[k].call;
+      order.push_back({c.t, {static_cast<int>(s), static_cast<int>(k)}});
+      tree.t_begin = std::min(tree.t_begin, c.t);
+      tree.t_end = std::max(tree.t_end, end_of(c));
+    }
+  if (order.empty()) tree.t_begin = 0;
+  std::stable_sort(order.begin(), order.end(), [](const Item& a, const Item& b) { return a.t < b.t; });
+
+  std::unordered_set<std::int64_t> seen;
+  for (const auto& it : order) {
+    Turn& turn = tree.streams[static_cast<std::size_t>(it.ref.stream)].turns[static_cast<std::size_t>(it.ref.turn)];
+    std::int64_t hits = 0;
+    for (auto h : turn.call->hash_ids) hits += seen.count(h);
+    turn.theoretical_hit_blocks = hits;
+    for (auto h : turn.call->hash_ids) seen.insert(h);
+  }
+
+  // Barriers: per other stream, the latest turn completed (recorded) by this
+  // turn's start. Streams' completions are increasing in turn order, so a
+  // binary search per stream finds it.
+  if (tree.streams.size() > 1) {
+    std::vector<std::vector<double>> ends(tree.streams.size());
+    for (std::size_t s = 0; s < tree.streams.size(); ++s)
+      for (const auto& t : tree.streams[s].turns) ends[s].push_back(end_of(*t.call));
+    for (std::size_t s = 0; s < tree.streams.size(); ++s) {
+      for (auto& turn : tree.streams[s].turns) {
+        for (std::size_t o = 0; o < tree.streams.size(); ++o) {
+          if (o == s) continue;
+          const auto& e = ends[o];
+          auto pos = std::upper_bound(e.begin(), e.end(), turn.call->t) - e.begin();
+          if (pos > 0) turn.barriers.push_back({static_cast<int>(o), static_cast<int>(pos - 1)});
+        }
+      }
+    }
+  }
+  return tree;
+}
+
+}  // namespace agentperf::trace

@@ -1,0 +1,118 @@
+#include "trace/synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "load/distribution.h"
+
+namespace agentperf::trace {
+namespace {
+
+std::int64_t lognormal(Rng& rng, double mean, double sigma = 0.8) {
+  const double mu = std::log(mean) - sigma * sigma / 2;
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::exp(rng.normal(mu, sigma))));
+}
+
+struct Context {
+  std::vector<std::int64_t> hash_ids;
+  std::int64_t tokens = 0;
+};
+
+// Appends n tokens to the context as new blocks (the last may be partial).
+void grow(Context& c, std::int64_t n, std::int64_t& next_id, int bs) {
+  const std::int64_t partial = c.tokens % bs;
+  if (partial > 0 && !c.hash_ids.empty()) {
+    // The last block was partial: completing it changes its hash.
+    c.hash_ids.back() = next_id++;
+  }
+  c.tokens += n;
+  const auto want = static_cast<std::size_t>((c.tokens + bs - 1) / bs);
+  while (c.hash_ids.size() < want) c.hash_ids.push_back(next_id++);
+}
+
+TraceCall make_call(Rng& rng, const SynthOptions& o, const Context& c, double t, const std::string& model) {
+  TraceCall call;
+  call.t = t;
+  call.model = model;
+  call.in = c.tokens;
+  call.out = std::min<std::int64_t>(lognormal(rng, o.mean_output, 0.9), 16000);
+  call.hash_ids = c.hash_ids;
+  call.api_time = o.ttft_s + static_cast<double>(call.out) * o.per_token_s;
+  call.streaming = true;
+  return call;
+}
+
+}  // namespace
+
+std::vector<WekaTrace> synthesize_traces(const SynthOptions& o) {
+  std::vector<WekaTrace> out;
+  out.reserve(static_cast<std::size_t>(o.traces));
+  for (int ti = 0; ti < o.traces; ++ti) {
+    Rng rng(mix_seed(o.seed, 0x7ACE, static_cast<std::uint64_t>(ti)));
+    WekaTrace tr;
+    char id[40];
+    std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(rng.next_u64()),
+                  static_cast<unsigned long long>(rng.next_u64()));
+    tr.id = std::string(id, 32);
+    tr.block_size = o.block_size;
+    tr.system_tokens = o.system_tokens;
+    tr.tool_tokens = o.tool_tokens;
+    std::int64_t next_id = 0;
+    Context root;
+    grow(root, o.system_tokens + o.tool_tokens, next_id, o.block_size);
+    const Context system = root;
+    const int turns = std::max(1, static_cast<int>(std::lround(rng.exponential(1.0 / o.mean_turns))) + 1);
+    double t = 0;
+    std::int64_t last_out = 0;
+    for (int k = 0; k < turns; ++k) {
+      const std::int64_t input = lognormal(rng, o.mean_turn_input);
+      if (root.tokens + last_out + input + o.mean_output * 4 > static_cast<double>(o.max_context)) {
+        root = system;  // compaction: the context restarts from the system prefix plus a summary
+        last_out = std::min<std::int64_t>(last_out, 2000);
+      }
+      grow(root, last_out + input, next_id, o.block_size);
+      TraceEntry e;
+      e.call = make_call(rng, o, root, t, "claude-main");
+      if (k > 0) e.call.think_time = rng.exponential(1.0 / o.mean_think_time);
+      last_out = e.call.out;
+      double end = t + e.call.api_time;
+      tr.entries.push_back(std::move(e));
+      // Subagents fan out after this turn; the next turn waits for them.
+      double next_start = end + rng.exponential(1.0 / o.mean_think_time);
+      if (rng.uniform() < o.subagent_probability) {
+        const int fan = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, o.max_fanout))));
+        double latest = end;
+        for (int f = 0; f < fan; ++f) {
+          TraceEntry g;
+          g.is_subagent = true;
+          g.subagent.agent_id = "agent_" + std::to_string(k) + "_" + std::to_string(f);
+          g.subagent.subagent_type = "general-purpose";
+          Context sub = system;
+          double st = end + 0.2 + 0.1 * f;
+          g.subagent.t = st;
+          const int sub_turns = 1 + static_cast<int>(rng.exponential(1.0 / o.mean_subagent_turns));
+          std::int64_t sub_out = 0;
+          for (int s = 0; s < sub_turns; ++s) {
+            grow(sub, sub_out + lognormal(rng, o.mean_turn_input / 2), next_id, o.block_size);
+            if (sub.tokens > o.max_context - 20000) break;
+            TraceCall c = make_call(rng, o, sub, st, "claude-sub");
+            sub_out = c.out;
+            st = c.t + c.api_time + rng.exponential(1.0 / (o.mean_think_time / 2));
+            g.subagent.calls.push_back(std::move(c));
+          }
+          if (g.subagent.calls.empty()) continue;
+          const auto& lc = g.subagent.calls.back();
+          latest = std::max(latest, lc.t + lc.api_time);
+          tr.entries.push_back(std::move(g));
+        }
+        next_start = std::max(next_start, latest + 0.5);
+      }
+      t = next_start;
+    }
+    out.push_back(std::move(tr));
+  }
+  return out;
+}
+
+}  // namespace agentperf::trace

@@ -1,0 +1,33 @@
+// Reads Weka traces from a .jsonl file (one trace per line), a .json file
+// (one trace), either optionally zstd-compressed (.zst), or a directory of
+// such files (sorted by name), and applies the dataset filters InferenceX
+// uses.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/weka_trace.h"
+
+namespace agentperf::trace {
+
+struct LoadOptions {
+  std::optional<std::int64_t> max_context_length;  // drop whole traces whose peak in+out exceeds it
+  bool variant_256k = false;                       // drop requests with in+out > 256,000 (the _256k corpus rule)
+  std::optional<std::int64_t> num_dataset_entries;  // keep the first N traces after the filters
+};
+
+struct LoadStats {
+  std::int64_t files = 0, traces_read = 0, traces_kept = 0;
+  std::int64_t requests_read = 0, requests_kept = 0, dropped_by_context = 0, dropped_256k_requests = 0;
+};
+
+std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptions& opts, LoadStats* stats = nullptr);
+
+// Reads a whole file, decompressing .zst. Throws UserError naming the file.
+std::string read_maybe_zstd(const std::string& path);
+
+// The _256k rule applied to one trace; returns requests dropped.
+std::int64_t apply_256k_rule(WekaTrace& t);
+
+}  // namespace agentperf::trace

@@ -1,0 +1,55 @@
+// The Weka agentic-coding trace format (AgentX corpus; inferencex-agentx.md
+// §5.2, aiperf.md §3.3): one JSON object per trace with `requests`, each a
+// model call (type "n"/"s": t, in, out, hash_ids, api_time, think_time) or
+// a subagent group (type "subagent": t, agent_id, subagent_type, requests).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentperf::trace {
+
+struct TraceCall {
+  double t = 0;          // seconds since the trace start (absolute root time, also inside subagents)
+  std::string model;
+  std::int64_t in = 0;   // prompt tokens
+  std::int64_t out = 0;  // output tokens
+  std::vector<std::int64_t> hash_ids;  // 64-token prefix blocks, per-trace namespace
+  double api_time = 0;   // seconds the call took
+  std::optional<double> think_time;
+  bool streaming = false;
+};
+
+struct SubagentGroup {
+  double t = 0;
+  std::string agent_id;
+  std::string subagent_type;
+  std::vector<TraceCall> calls;
+};
+
+struct TraceEntry {
+  bool is_subagent = false;
+  TraceCall call;          // when !is_subagent
+  SubagentGroup subagent;  // when is_subagent
+};
+
+struct WekaTrace {
+  std::string id;
+  int block_size = 64;
+  std::int64_t tool_tokens = 0;
+  std::int64_t system_tokens = 0;
+  std::vector<TraceEntry> entries;  // in recorded order
+  std::int64_t request_count() const;
+  std::int64_t peak_context() const;  // max in + out over all calls
+};
+
+// Parses one trace object; `where` names it in errors ("file.jsonl:12").
+// Throws UserError naming where, the trace id, the request index and field.
+WekaTrace parse_weka_trace(std::string_view json, const std::string& where);
+
+// Serializes a trace back to one JSON line (the synthetic generator's output).
+std::string to_json_line(const WekaTrace& t);
+
+}  // namespace agentperf::trace

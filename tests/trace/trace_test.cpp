@@ -1,0 +1,222 @@
+// Weka traces: parsing and its errors, filters, zstd, session-tree topology
+// with hand-computed delays and barriers, prompt reconstruction, synthesis.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "common/error.h"
+#include "trace/prompt_builder.h"
+#include "trace/session_tree.h"
+#include "trace/synth.h"
+#include "trace/trace_loader.h"
+
+using namespace agentperf;
+using namespace agentperf::trace;
+
+namespace {
+// root call 0 at t=0 (2 s); subagent A (calls at 3 and 5, 1 s each); root
+// call 1 at t=10 (1 s); subagent B at 12 (background: no root call after it).
+// A subagent before the first root call has no parent turn: dropped.
+const char* kTrace = R"({"id":"tr1","block_size":4,"requests":[
+  {"type":"subagent","agent_id":"early","requests":[{"t":0,"in":4,"out":1,"hash_ids":[9],"api_time":0.5}]},
+  {"type":"n","t":0,"in":8,"out":3,"hash_ids":[0,1],"api_time":2},
+  {"type":"subagent","t":3,"agent_id":"A","requests":[
+     {"type":"n","t":3,"in":6,"out":2,"hash_ids":[0,5],"api_time":1},
+     {"type":"n","t":5,"in":10,"out":2,"hash_ids":[0,5,6],"api_time":1}]},
+  {"type":"s","t":10,"in":14,"out":4,"hash_ids":[0,1,2,3],"api_time":1},
+  {"type":"subagent","t":12,"agent_id":"B","requests":[{"type":"n","t":12,"in":5,"out":1,"hash_ids":[0,7],"api_time":1}]}
+]})";
+
+std::string expect_error(const std::string& json) {
+  try {
+    parse_weka_trace(json, "f.jsonl:3");
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::filesystem::path temp(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("agentperf_trace_" + std::to_string(::getpid()) + "_" + name);
+}
+}  // namespace
+
+TEST(WekaTrace, ParsesCallsAndSubagents) {
+  auto t = parse_weka_trace(kTrace, "x");
+  EXPECT_EQ(t.id, "tr1");
+  EXPECT_EQ(t.block_size, 4);
+  ASSERT_EQ(t.entries.size(), 5u);
+  EXPECT_TRUE(t.entries[0].is_subagent);
+  EXPECT_EQ(t.entries[2].subagent.calls.size(), 2u);
+  EXPECT_TRUE(t.entries[3].call.streaming);
+  EXPECT_EQ(t.request_count(), 6);
+  EXPECT_EQ(t.peak_context(), 18);
+}
+
+TEST(WekaTrace, ErrorsNameFileTraceRequestAndField) {
+  auto e = expect_error(R"({"id":"abc","requests":[{"t":0,"out":1,"hash_ids":[]}]})");
+  EXPECT_NE(e.find("f.jsonl:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("trace abc"), std::string::npos) << e;
+  EXPECT_NE(e.find("request 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing field 'in'"), std::string::npos) << e;
+  e = expect_error(R"({"id":"abc","requests":[{"t":0,"in":5,"out":1,"hash_ids":[1,"x"]}]})");
+  EXPECT_NE(e.find("'hash_ids' must hold integers"), std::string::npos) << e;
+  e = expect_error(R"({"id":"abc","requests":[{"type":"subagent","agent_id":"q","requests":[{"t":1,"in":"many","out":1,"hash_ids":[]}]}]})");
+  EXPECT_NE(e.find("subagent 'q'"), std::string::npos) << e;
+  EXPECT_NE(e.find("field 'in' must be a number"), std::string::npos) << e;
+  e = expect_error(R"({"requests":[]})");
+  EXPECT_NE(e.find("missing field 'id'"), std::string::npos) << e;
+  e = expect_error("{\"id\":\"z\",\"requests\":[{\"type\":\"weird\"}]}");
+  EXPECT_NE(e.find("unknown type 'weird'"), std::string::npos) << e;
+  EXPECT_NE(expect_error("{not json").find("not valid JSON"), std::string::npos);
+}
+
+TEST(SessionTree, SpawnJoinBackgroundDelaysAndBarriers) {
+  auto t = parse_weka_trace(kTrace, "x");
+  auto tree = build_session_tree(t);
+  EXPECT_EQ(tree.dropped_subagents, 1);
+  ASSERT_EQ(tree.streams.size(), 3u);
+  const auto& root = tree.streams[0];
+  const auto& a = tree.streams[1];
+  const auto& b = tree.streams[2];
+  EXPECT_EQ(a.conversation_id, "tr1::sa:A");
+  ASSERT_EQ(root.turns.size(), 2u);
+  EXPECT_EQ(root.turns[0].spawns, std::vector<int>{1});
+  EXPECT_EQ(root.turns[1].joins, std::vector<int>{1});  // root call 1 waits for A
+  EXPECT_EQ(root.turns[1].spawns, std::vector<int>{2});
+  EXPECT_FALSE(a.background);
+  EXPECT_TRUE(b.background);
+  // End-to-start delays: root 10 - (0 + 2) = 8; A starts 3 - 2 = 1 after its
+  // spawn completes, then 5 - (3 + 1) = 1; B starts 12 - 11 = 1 after root call 1.
+  EXPECT_DOUBLE_EQ(root.turns[1].start_delay_s, 8);
+  EXPECT_DOUBLE_EQ(a.turns[0].start_delay_s, 1);
+  EXPECT_DOUBLE_EQ(a.turns[1].start_delay_s, 1);
+  EXPECT_DOUBLE_EQ(b.turns[0].start_delay_s, 1);
+  // Barriers: root call 1 (t=10) follows A's last call (ends 6); A's first
+  // call (t=3) follows root call 0 (ends 2); B's call follows root call 1
+  // and A's last call.
+  EXPECT_EQ(root.turns[1].barriers, (std::vector<TurnRef>{{1, 1}}));
+  EXPECT_EQ(a.turns[0].barriers, (std::vector<TurnRef>{{0, 0}}));
+  EXPECT_EQ(b.turns[0].barriers, (std::vector<TurnRef>{{0, 1}, {1, 1}}));
+  // Theoretical hits in time order: r0 [0,1] 0; A0 [0,5] 1; A1 [0,5,6] 2;
+  // r1 [0,1,2,3] 2; B0 [0,7] 1.
+  EXPECT_EQ(root.turns[0].theoretical_hit_blocks, 0);
+  EXPECT_EQ(a.turns[0].theoretical_hit_blocks, 1);
+  EXPECT_EQ(a.turns[1].theoretical_hit_blocks, 2);
+  EXPECT_EQ(root.turns[1].theoretical_hit_blocks, 2);
+  EXPECT_EQ(b.turns[0].theoretical_hit_blocks, 1);
+  // LCP with the previous turn of the stream; the previous answer (3 tokens
+  // -> 1 block of 4) is the first new block.
+  EXPECT_EQ(root.turns[1].lcp_blocks, 2);
+  EXPECT_EQ(root.turns[1].assistant_blocks, 1);
+  EXPECT_DOUBLE_EQ(tree.t_begin, 0);
+  EXPECT_DOUBLE_EQ(tree.t_end, 13);
+}
+
+TEST(TraceLoader, FiltersAndZstdAndDirectories) {
+  const auto dir = temp("dir");
+  std::filesystem::create_directories(dir);
+  const std::string big = R"({"id":"big","requests":[{"t":0,"in":255000,"out":2000,"hash_ids":[1]},{"t":5,"in":100,"out":10,"hash_ids":[1]}]})";
+  const std::string small = R"({"id":"small","requests":[{"t":0,"in":100,"out":10,"hash_ids":[1]}]})";
+  std::ofstream(dir / "a.jsonl") << big << "\n\n" << small << "\n";
+  std::string packed(ZSTD_compressBound(small.size()), '\0');
+  packed.resize(ZSTD_compress(packed.data(), packed.size(), small.data(), small.size(), 1));
+  std::ofstream(dir / "b.json.zst", std::ios::binary) << packed;
+  std::ofstream(dir / "ignored.txt") << "x";
+
+  LoadStats stats;
+  auto all = load_weka_traces(dir.string(), {}, &stats);
+  EXPECT_EQ(all.size(), 3u);
+  EXPECT_EQ(stats.files, 2);
+  LoadOptions o;
+  o.variant_256k = true;
+  auto cut = load_weka_traces(dir.string(), o, &stats);
+  ASSERT_EQ(cut.size(), 3u);
+  EXPECT_EQ(cut[0].request_count(), 1);  // the 257k-token call went
+  EXPECT_EQ(stats.dropped_256k_requests, 1);
+  LoadOptions ctx;
+  ctx.max_context_length = 200000;
+  ctx.num_dataset_entries = 1;
+  auto filtered = load_weka_traces(dir.string(), ctx, &stats);
+  ASSERT_EQ(filtered.size(), 1u);
+  EXPECT_EQ(filtered[0].id, "small");
+  EXPECT_EQ(stats.dropped_by_context, 1);
+
+  std::ofstream(dir / "c.jsonl") << small << "\n" << R"({"id":"bad","requests":[{"t":0}]})" << "\n";
+  try {
+    load_weka_traces(dir.string(), {});
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.jsonl:2"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir / "d.jsonl.zst", std::ios::binary) << "not zstd at all";
+  EXPECT_THROW(read_maybe_zstd((dir / "d.jsonl.zst").string()), UserError);
+  EXPECT_THROW(load_weka_traces((dir / "missing").string(), {}), UserError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PromptBuilder, ExactLengthAndSharedBlocksAcrossTurns) {
+  auto t = parse_weka_trace(kTrace, "x");
+  auto tree = build_session_tree(t);
+  PromptBuilder b(t, 7);
+  auto count_items = [](const PromptPieces& p) {
+    std::string s;
+    for (const auto& piece : p.pieces) s += *piece;
+    return std::count(s.begin(), s.end(), ',') + 1;
+  };
+  const auto& root = tree.streams[0];
+  auto p0 = b.build(*root.turns[0].call, {0, 0});  // in 8 = blocks 0,1
+  auto p1 = b.build(*root.turns[1].call, {0, 1});  // in 14 = blocks 0,1,2 + 2 of block 3
+  EXPECT_EQ(count_items(p0), 8);
+  EXPECT_EQ(count_items(p1), 14);
+  EXPECT_EQ(p0.pieces[0].get(), p1.pieces[0].get());  // the same buffer, not a copy
+  // Subagent A shares block 0 with the root (one namespace per trace).
+  auto a0 = b.build(*tree.streams[1].turns[0].call, {1, 0});  // in 6 = block 0 + 2 of block 5
+  EXPECT_EQ(a0.pieces[0].get(), p1.pieces[0].get());
+  EXPECT_EQ(count_items(a0), 6);
+  // A partial block is the start of the full block.
+  auto a1 = b.build(*tree.streams[1].turns[1].call, {1, 1});  // in 10 = blocks 0,5 + 2 of block 6
+  const auto block5 = b.block_tokens(5);
+  EXPECT_EQ(*a0.pieces[1], std::to_string(block5[0]) + "," + std::to_string(block5[1]));
+  EXPECT_EQ(count_items(a1), 10);
+  // Another trace with the same hash ids gets other tokens.
+  auto other = parse_weka_trace(R"({"id":"tr2","block_size":4,"requests":[{"t":0,"in":8,"out":1,"hash_ids":[0,1]}]})", "y");
+  PromptBuilder b2(other, 7);
+  EXPECT_NE(b2.block_tokens(0), b.block_tokens(0));
+}
+
+TEST(Synth, DeterministicRoundTripAndShaped) {
+  SynthOptions o;
+  o.traces = 6;
+  o.seed = 5;
+  o.mean_turns = 30;
+  auto a = synthesize_traces(o);
+  auto b = synthesize_traces(o);
+  ASSERT_EQ(a.size(), 6u);
+  std::int64_t requests = 0, subagents = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string line = to_json_line(a[i]);
+    EXPECT_EQ(line, to_json_line(b[i]));
+    auto back = parse_weka_trace(line, "synth");
+    EXPECT_EQ(to_json_line(back), line);
+    EXPECT_LE(a[i].peak_context(), o.max_context);
+    requests += a[i].request_count();
+    for (const auto& e : a[i].entries) subagents += e.is_subagent;
+    // Each top-level call extends the previous one's blocks (or compacts).
+    const TraceCall* prev = nullptr;
+    for (const auto& e : a[i].entries) {
+      if (e.is_subagent) continue;
+      EXPECT_EQ(static_cast<std::int64_t>(e.call.hash_ids.size()), (e.call.in + 63) / 64);
+      if (prev) EXPECT_GE(e.call.t, prev->t + prev->api_time);
+      prev = &e.call;
+    }
+  }
+  EXPECT_GT(requests, 60);
+  EXPECT_GT(subagents, 0);
+  o.seed = 6;
+  EXPECT_NE(to_json_line(synthesize_traces(o)[0]), to_json_line(a[0]));
+}
