@@ -4,6 +4,7 @@
 
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
+#include "cli/replay_command.h"
 #include "cli/sim_command.h"
 #include "cli/traces_command.h"
 #include "common/error.h"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   auto run = cli::add_run_command(app);
   auto sim = cli::add_sim_command(app);
   auto traces = cli::add_traces_command(app);
+  auto replay = cli::add_replay_command(app);
 
   try {
     app.parse(argc, argv);
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     if (cli::run_command_selected(*run)) return cli::execute_run_command(*run, command);
     if (int code = cli::execute_sim_command(*sim, command); code >= 0) return code;
     if (int code = cli::execute_traces_command(*traces); code >= 0) return code;
+    if (int code = cli::execute_replay_command(*replay, command); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

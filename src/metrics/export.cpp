@@ -96,6 +96,7 @@ json record_to_json(const RequestRecord& r) {
       {"x_correlation_id", r.x_correlation_id},
       {"conversation_id", r.conversation_id},
       {"turn_index", r.turn_index},
+      {"root_correlation_id", r.root_correlation_id.empty() ? json(nullptr) : json(r.root_correlation_id)},
       {"request_start_ns", r.start_wall_ns},
       {"request_ack_ns", r.ack_ns ? json(to_wall(r, r.ack_ns)) : json(nullptr)},
       {"request_end_ns", to_wall(r, r.end_ns)},

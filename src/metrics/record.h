@@ -30,6 +30,7 @@ struct RequestRecord {
   std::string x_correlation_id;
   std::int64_t session_num = 0;
   std::string conversation_id;
+  std::string root_correlation_id;  // replay: shared by a session tree's requests
   int turn_index = 0;
   int worker_id = 0;
   Phase phase = Phase::profiling;

@@ -164,3 +164,26 @@ TEST(Cli, SimPlanAndPredictReportClearErrors) {
   EXPECT_EQ(ok.code, 0) << ok.output;
   EXPECT_NE(ok.output.find("Simulated"), std::string::npos);
 }
+
+TEST(Cli, ReplayRejectsABrokenTraceFileNamingTheLine) {
+  const auto dir = temp_dir("replay_bad");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "t.jsonl") << R"({"id":"ok","requests":[{"t":0,"in":5,"out":1,"hash_ids":[0]}]})" << "\n"
+                                 << R"({"id":"broken","requests":[{"t":0,"out":1,"hash_ids":[0]}]})" << "\n";
+  auto r = run_cli("replay --url http://127.0.0.1:1 --traces " + (dir / "t.jsonl").string() + " -q");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("t.jsonl:2: trace broken, request 0: missing field 'in'"), std::string::npos) << r.output;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, TracesSynthAndInspect) {
+  const auto dir = temp_dir("traces");
+  std::filesystem::create_directories(dir);
+  auto w = run_cli("traces synth --traces 5 --mean-turns 8 -o " + (dir / "s.jsonl.zst").string());
+  ASSERT_EQ(w.code, 0) << w.output;
+  auto i = run_cli("traces inspect " + (dir / "s.jsonl.zst").string());
+  ASSERT_EQ(i.code, 0) << i.output;
+  EXPECT_NE(i.output.find("traces 5 read / 5 kept"), std::string::npos) << i.output;
+  EXPECT_NE(i.output.find("theoretical prefix-cache hit"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}

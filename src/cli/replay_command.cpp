@@ -1,0 +1,129 @@
+#include "cli/replay_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/profile_command.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "load/distribution.h"
+#include "load/load_runner.h"
+#include "load/request_builder.h"
+#include "metrics/export.h"
+#include "metrics/inferencex_aggregate.h"
+#include "replay/replay_runner.h"
+#include "trace/trace_loader.h"
+
+namespace agentperf::cli {
+
+struct ReplayCommand {
+  CLI::App* cmd = nullptr;
+  ProfileConfig client;
+  ProfileCliText text;
+  replay::ReplayConfig cfg;
+  std::string traces;
+  trace::LoadOptions load;
+  std::int64_t max_context = 0, entries = 0;
+  int gpus = 1;
+};
+
+std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
+  auto rc = std::make_shared<ReplayCommand>();
+  rc->cmd = app.add_subcommand("replay", "Replay Weka agentic traces (session trees as lanes) against an endpoint");
+  rc->text.endpoint_type = "completions";
+  add_target_options(*rc->cmd, rc->client, rc->text);
+  add_client_options(*rc->cmd, rc->client);
+  add_output_options(*rc->cmd, rc->client);
+  auto* g = "Replay";
+  rc->cmd->add_option("--traces,--input-file", rc->traces, "Weka traces: .jsonl/.json[.zst] file or directory")
+      ->required()->group(g);
+  rc->cmd->add_option("--lanes,-c,--concurrency", rc->cfg.lanes, "Lanes: session trees played at once")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  rc->cmd->add_option("-d,--duration,--benchmark-duration", rc->cfg.duration_s, "Seconds of sending")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  rc->cmd->add_option("--grace-period,--benchmark-grace-period", rc->cfg.grace_s, "Seconds for in-flight requests after --duration")
+      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(g);
+  rc->cmd->add_option("--system-idle-cap", rc->cfg.system_idle_cap_s, "Longest wait with nothing in flight anywhere")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  rc->cmd->add_option("--trace-idle-gap-cap-seconds", rc->cfg.tree_idle_cap_s, "Longest idle gap of one session tree")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  rc->cmd->add_flag("!--no-cache-bust", rc->cfg.cache_bust, "Do not add the per-play [rid:...] marker")->group(g);
+  rc->cmd->add_option("--max-context-length", rc->max_context, "Drop traces whose peak in+out exceeds this")
+      ->check(CLI::PositiveNumber)->group(g);
+  rc->cmd->add_flag("--256k", rc->load.variant_256k, "Drop calls with in+out > 256,000")->group(g);
+  rc->cmd->add_option("--num-dataset-entries", rc->entries, "Use the first N traces")->check(CLI::PositiveNumber)->group(g);
+  rc->cmd->add_option("--gpus", rc->gpus, "GPUs behind the endpoint (throughput per GPU)")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  rc->cmd->add_option("--random-seed", rc->client.seed, "Seed of the block contents")->capture_default_str()->group(g);
+  rc->cmd->add_option("--tokenizer", rc->client.tokenizer_path, "tokenizer.json: exact-length text blocks (chat)")
+      ->check(CLI::ExistingFile)->group(g);
+  return rc;
+}
+
+int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
+  if (!rc.cmd->parsed()) return -1;
+  finish_profile_options(rc.client, rc.text);
+  if (rc.max_context > 0) rc.load.max_context_length = rc.max_context;
+  if (rc.entries > 0) rc.load.num_dataset_entries = rc.entries;
+  trace::LoadStats stats;
+  const auto t0 = monotonic_ns();
+  auto traces = trace::load_weka_traces(rc.traces, rc.load, &stats);
+  if (traces.empty()) throw UserError("no traces left in '" + rc.traces + "' after the filters");
+  if (!rc.client.quiet)
+    std::fprintf(stderr, "agentperf: loaded %lld traces (%lld requests) in %.2f s\n",
+                 static_cast<long long>(stats.traces_kept), static_cast<long long>(stats.requests_kept),
+                 static_cast<double>(monotonic_ns() - t0) / 1e9);
+  std::error_code ec;
+  std::filesystem::create_directories(rc.client.artifact_dir, ec);
+  if (ec) throw UserError("cannot create --artifact-dir '" + rc.client.artifact_dir + "': " + ec.message());
+  rc.client.concurrency = rc.cfg.lanes;
+  rc.client.duration_s = rc.cfg.duration_s;
+  rc.client.grace_period_s = rc.cfg.grace_s;
+  const std::string model = preflight_model(rc.client);
+  rc.client.model = model;
+  rc.cfg.client = rc.client;
+  Rng id_rng(mix_seed(rc.client.seed, static_cast<std::uint64_t>(wall_ns())));
+  rc.cfg.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
+  auto res = replay::run_replay(rc.cfg, traces, model);
+
+  nlohmann::json input = rc.client;
+  input["replay"] = {{"traces", rc.traces}, {"lanes", rc.cfg.lanes}, {"system_idle_cap_s", rc.cfg.system_idle_cap_s},
+                     {"trace_idle_gap_cap_seconds", rc.cfg.tree_idle_cap_s}, {"cache_bust", rc.cfg.cache_bust},
+                     {"variant_256k", rc.load.variant_256k}, {"gpus", rc.gpus}};
+  AggregateInputs in;
+  in.run = &res.run;
+  in.input_config = input;
+  in.cli_command = cli_command;
+  in.benchmark_id = rc.cfg.benchmark_id;
+  auto agg = build_aggregate(res.run.records, in);
+  InferenceXInputs ix;
+  ix.gpus = rc.gpus;
+  ix.theoretical_hit_blocks = res.theoretical_hit_blocks;
+  ix.theoretical_total_blocks = res.theoretical_total_blocks;
+  agg["inferencex"] = inferencex_request_metrics(res.run.records, ix);
+  agg["theoretical_prefix_cache_hit"] = {{"unit", "blocks"}, {"sum", res.theoretical_hit_blocks},
+                                         {"count", res.theoretical_total_blocks},
+                                         {"avg", res.theoretical_total_blocks ? double(res.theoretical_hit_blocks) / double(res.theoretical_total_blocks) : 0.0}};
+  agg["replay"] = {{"plays_started", res.plays_started}, {"plays_finished", res.plays_finished},
+                   {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
+  const std::filesystem::path dir(rc.client.artifact_dir);
+  write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);
+  write_json_file(dir / "profile_export_aiperf.json", agg);
+  print_summary(agg);
+  const auto& ixj = agg["inferencex"];
+  std::printf("InferenceX: %.1f total tok/s/GPU, %.1f output tok/s/GPU, interactivity p50 %.1f tok/s, cache hit %.1f%% "
+              "observed / %.1f%% theoretical, %s\n",
+              ixj["throughput"]["per_gpu"]["total_tput_tps"].get<double>(),
+              ixj["throughput"]["per_gpu"]["output_tput_tps"].get<double>(),
+              ixj["latency"]["intvty"].is_null() ? 0.0 : ixj["latency"]["intvty"]["p50"].get<double>(),
+              100 * ixj["cache"]["observed_cache_hit_rate"].get<double>(),
+              100 * ixj["cache"]["theoretical_cache_hit_rate"].get<double>(),
+              ixj["validity"]["valid"].get<bool>() ? "valid" : "INVALID (error rate above 10%)");
+  std::printf("Plays: %lld started, %lld finished; idle skipped %.1f s\nResults: %s\n",
+              static_cast<long long>(res.plays_started), static_cast<long long>(res.plays_finished),
+              res.idle_skipped_s, (dir / "profile_export_aiperf.json").c_str());
+  return ixj["validity"]["valid"].get<bool>() ? 0 : 1;
+}
+
+}  // namespace agentperf::cli

@@ -1,0 +1,263 @@
+// Replay schedules on hand-written traces against a local server that
+// answers at once (or, for one stream, slowly), with the expected send
+// times worked out by hand from the recorded timestamps.
+#include "replay/replay_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <mutex>
+
+#include "testserver/openai_scripts.h"
+#include "testserver/scripted_server.h"
+#include "trace/weka_trace.h"
+
+using namespace agentperf;
+using namespace std::chrono_literals;
+
+namespace {
+// Root call r0 at t=0 (api 0.05); subagent A: a0 at 0.10, a1 at 0.20 (api
+// 0.05 each); root call r1 at 0.40 (api 0.01), joined on A; background B:
+// b0 at 0.45. With instant answers: r0 at 0; a0 0.10-0.05 = 0.05 after r0;
+// a1 0.20-0.15 = 0.05 after a0 (0.10); r1 0.40-0.05 = 0.35 after r0 (A is
+// done by then); b0 0.45-0.41 = 0.04 after r1 (0.39). B ends the tree; the
+// lane recycles to the next trace.
+const char* kTree = R"({"id":"T1","block_size":4,"requests":[
+  {"type":"n","t":0,"in":8,"out":2,"hash_ids":[0,1],"api_time":0.05},
+  {"type":"subagent","t":0.1,"agent_id":"A","requests":[
+     {"type":"n","t":0.10,"in":8,"out":2,"hash_ids":[0,5],"api_time":0.05},
+     {"type":"n","t":0.20,"in":12,"out":2,"hash_ids":[0,5,6],"api_time":0.05}]},
+  {"type":"n","t":0.40,"in":12,"out":2,"hash_ids":[0,1,2],"api_time":0.01},
+  {"type":"subagent","t":0.45,"agent_id":"B","requests":[{"type":"n","t":0.45,"in":8,"out":1,"hash_ids":[0,7],"api_time":0.01}]}
+]})";
+
+struct Seen {
+  std::string conversation;
+  double at_s;
+  std::string body;
+};
+
+class Recorder {
+ public:
+  testserver::Handler handler(std::chrono::nanoseconds slow_a = 0ns) {
+    return [this, slow_a](const testserver::ReceivedRequest& req) {
+      {
+        std::lock_guard lk(mu);
+        if (t0 == 0) t0 = req.received_ns;
+        seen.push_back({req.header("x-correlation-id"), static_cast<double>(req.received_ns - t0) / 1e9, req.body});
+      }
+      testserver::StreamScript s;
+      s.chat = false;
+      s.tokens = 2;
+      if (req.header("x-correlation-id").find("::sa:A") != std::string::npos) s.ttft = slow_a;
+      return testserver::openai_stream_response(s);
+    };
+  }
+  std::vector<Seen> snapshot() {
+    std::lock_guard lk(mu);
+    return seen;
+  }
+
+ private:
+  std::mutex mu;
+  std::int64_t t0 = 0;
+  std::vector<Seen> seen;
+};
+
+replay::ReplayConfig config(const std::string& url, double duration) {
+  replay::ReplayConfig c;
+  c.client.url = url;
+  c.client.endpoint_type = EndpointType::completions;
+  c.client.quiet = true;
+  c.lanes = 1;
+  c.duration_s = duration;
+  c.grace_s = 1;
+  c.benchmark_id = "bench-1";
+  return c;
+}
+
+double first_send(const std::vector<Seen>& v, const std::string& conv_prefix, std::size_t nth = 0) {
+  std::size_t k = 0;
+  for (const auto& s : v)
+    if (s.conversation.rfind(conv_prefix, 0) == 0 && k++ == nth) return s.at_s;
+  return -1;
+}
+}  // namespace
+
+TEST(Replay, SpawnJoinDelaysBackgroundAndRecycle) {
+  Recorder rec;
+  testserver::ScriptedServer server(rec.handler());
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
+  auto res = replay::run_replay(config(server.url(), 0.7), traces, "m");
+  auto seen = rec.snapshot();
+  ASSERT_GE(seen.size(), 5u);
+  EXPECT_EQ(seen[0].conversation, "T1#0");
+  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 0), 0.05, 0.015);
+  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 1), 0.10, 0.015);
+  EXPECT_NEAR(first_send(seen, "T1#0", 1), 0.35, 0.015);
+  EXPECT_NEAR(first_send(seen, "T1::sa:B#0", 0), 0.39, 0.015);
+  // Recycled: the second play of the trace starts when B is back.
+  EXPECT_NEAR(first_send(seen, "T1#1", 0), 0.39, 0.015);
+  EXPECT_GE(res.plays_started, 2);
+  EXPECT_GE(res.plays_finished, 1);
+  // Cut-off: nothing is sent after the duration.
+  for (const auto& s : seen) EXPECT_LT(s.at_s, 0.72);
+  for (const auto& r : res.run.records) ASSERT_TRUE(r.ok()) << r.error->message;
+}
+
+TEST(Replay, JoinWaitsForSlowChildren) {
+  Recorder rec;
+  testserver::ScriptedServer server(rec.handler(300ms));  // each A call takes 0.3 s
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
+  replay::run_replay(config(server.url(), 1.2), traces, "m");
+  auto seen = rec.snapshot();
+  // a0 at 0.05 ends 0.35; a1 at 0.40 ends 0.70: r1 waits for the join (not
+  // its own 0.35) and for its barrier on a1.
+  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 1), 0.40, 0.02);
+  EXPECT_NEAR(first_send(seen, "T1#0", 1), 0.70, 0.02);
+}
+
+TEST(Replay, IdleCapsShortenLongGaps) {
+  const char* gap = R"({"id":"G","block_size":4,"requests":[
+    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":0.01},
+    {"type":"n","t":30.01,"in":8,"out":1,"hash_ids":[0,1],"api_time":0.01}]})";
+  Recorder rec;
+  testserver::ScriptedServer server(rec.handler());
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(gap, "t")};
+  auto c = config(server.url(), 1.0);
+  c.system_idle_cap_s = 0.2;  // nothing in flight anywhere: a 30 s gap becomes 0.2 s
+  auto res = replay::run_replay(c, traces, "m");
+  auto seen = rec.snapshot();
+  EXPECT_NEAR(first_send(seen, "G#0", 1), 0.2, 0.02);
+  EXPECT_GT(res.idle_skipped_s, 29.0);
+
+  // The per-tree cap applies while another tree keeps the system busy.
+  Recorder rec2;
+  testserver::ScriptedServer server2(rec2.handler());
+  server2.start();
+  auto c2 = config(server2.url(), 1.0);
+  c2.tree_idle_cap_s = 0.3;
+  c2.system_idle_cap_s = 100;
+  replay::run_replay(c2, traces, "m");
+  EXPECT_NEAR(first_send(rec2.snapshot(), "G#0", 1), 0.3, 0.02);
+}
+
+TEST(Replay, CacheBustMarkerPerPlayAndSharedByTheTree) {
+  EXPECT_EQ(replay::cache_bust_marker("b", 0, 0, "T").size(), 18u);
+  EXPECT_NE(replay::cache_bust_marker("b", 0, 0, "T"), replay::cache_bust_marker("b", 1, 0, "T"));
+  EXPECT_NE(replay::cache_bust_marker("b", 0, 0, "T"), replay::cache_bust_marker("c", 0, 0, "T"));
+  Recorder rec;
+  testserver::ScriptedServer server(rec.handler());
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
+  replay::run_replay(config(server.url(), 0.7), traces, "m");
+  auto seen = rec.snapshot();
+  // Token-id marker: six ids from the digest, the same across the tree's
+  // streams in one play, different in the next play.
+  auto marker_of = [](const std::string& body) {
+    auto p = body.find("\"prompt\":[");
+    std::vector<std::string> ids;
+    std::string cur;
+    for (std::size_t i = p + 10; i < body.size() && body[i] != ']'; ++i) {
+      if (body[i] == ',') {
+        ids.push_back(cur);
+        cur.clear();
+      } else {
+        cur += body[i];
+      }
+    }
+    ids.push_back(cur);
+    std::string m;
+    for (const auto& id : ids)
+      if (id.size() == 5 && id.rfind("31", 0) == 0) m += id + ",";
+    return m;
+  };
+  std::map<std::string, std::string> by_conv;
+  for (const auto& s : seen) by_conv[s.conversation] = marker_of(s.body);
+  ASSERT_FALSE(by_conv["T1#0"].empty());
+  EXPECT_EQ(by_conv["T1#0"], by_conv["T1::sa:A#0"]);
+  EXPECT_EQ(by_conv["T1#0"], by_conv["T1::sa:B#0"]);
+  if (by_conv.count("T1#1")) EXPECT_NE(by_conv["T1#0"], by_conv["T1#1"]);
+}
+
+TEST(Replay, GraceExpiryCancelsInFlight) {
+  const char* slow = R"({"id":"S","block_size":4,"requests":[{"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":5}]})";
+  Recorder rec;
+  testserver::ScriptedServer server(rec.handler());
+  server.start();
+  testserver::ScriptedServer slow_server([](const testserver::ReceivedRequest&) {
+    testserver::StreamScript s;
+    s.chat = false;
+    s.ttft = 3s;
+    return testserver::openai_stream_response(s);
+  });
+  slow_server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(slow, "t")};
+  auto c = config(slow_server.url(), 0.2);
+  c.grace_s = 0.2;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto res = replay::run_replay(c, traces, "m");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+  ASSERT_EQ(res.run.records.size(), 1u);
+  ASSERT_FALSE(res.run.records[0].ok());
+  EXPECT_EQ(res.run.records[0].error->code, 499);
+}
+
+#include "metrics/inferencex_aggregate.h"
+#include "sim/sim_server.h"
+#include "trace/synth.h"
+
+TEST(Replay, SixtyFourLanesAgainstTheSimulator) {
+  trace::SynthOptions o;
+  o.traces = 80;
+  o.mean_turns = 6;
+  o.system_tokens = 3000;
+  o.tool_tokens = 1000;
+  o.mean_turn_input = 600;
+  o.mean_output = 60;
+  o.max_context = 30000;
+  o.mean_think_time = 1.0;
+  o.subagent_probability = 0.3;
+  auto traces = trace::synthesize_traces(o);
+  sim::SimServerOptions so;
+  so.time_scale = 20;
+  sim::SimServer server(std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"),
+                                                       sim::EngineConfig{}),
+                        so);
+  server.start();
+  auto c = config(server.url(), 2.0);
+  c.lanes = 64;
+  c.grace_s = 5;
+  c.system_idle_cap_s = 0.5;
+  auto res = replay::run_replay(c, traces, "Qwen/Qwen3-8B");
+  server.stop();
+  ASSERT_GT(res.run.records.size(), 100u);
+  std::set<std::string> roots;
+  bool subagents = false;
+  for (const auto& r : res.run.records) {
+    ASSERT_TRUE(r.ok()) << r.error->message;
+    roots.insert(r.root_correlation_id);
+    subagents = subagents || r.conversation_id.find("::sa:") != std::string::npos;
+    EXPECT_EQ(*r.usage_prompt_tokens, r.requested_isl);  // exact prompts: the server counts what we built
+  }
+  EXPECT_GE(roots.size(), 64u);
+  EXPECT_TRUE(subagents);
+  InferenceXInputs ix;
+  ix.theoretical_hit_blocks = res.theoretical_hit_blocks;
+  ix.theoretical_total_blocks = res.theoretical_total_blocks;
+  auto agg = inferencex_request_metrics(res.run.records, ix);
+  EXPECT_TRUE(agg["validity"]["valid"].get<bool>());
+  EXPECT_GT(agg["throughput"]["per_gpu"]["total_tput_tps"].get<double>(), 0);
+  EXPECT_GT(agg["cache"]["observed_cache_hit_rate"].get<double>(), 0.3);  // later turns reuse earlier ones
+  EXPECT_GT(agg["cache"]["theoretical_cache_hit_rate"].get<double>(),
+            agg["cache"]["observed_cache_hit_rate"].get<double>() - 0.05);
+  for (const char* k : {"ttft", "e2el", "itl", "intvty", "e2e_norm_intvty", "full_response_itl"})
+    EXPECT_FALSE(agg["latency"][k].is_null()) << k;
+  std::printf("64 lanes: %zu requests, %zu trees, observed hit %.3f, theoretical %.3f\n", res.run.records.size(),
+              roots.size(), agg["cache"]["observed_cache_hit_rate"].get<double>(),
+              agg["cache"]["theoretical_cache_hit_rate"].get<double>());
+}
