@@ -53,6 +53,20 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)->group(g);
   rc->cmd->add_flag("--256k", rc->load.variant_256k, "Drop calls with in+out > 256,000")->group(g);
   rc->cmd->add_option("--num-dataset-entries", rc->entries, "Use the first N traces")->check(CLI::PositiveNumber)->group(g);
+  auto* w = "Warmup";
+  rc->cmd->add_flag("!--no-warmup", rc->cfg.warmup, "Start every lane at turn 0, with no t* snapshot, primers or pressure requests")
+      ->group(w);
+  rc->cmd->add_option("--trajectory-start-min-ratio", rc->cfg.t_star_min, "t* lower bound, as a share of the tree's span")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(w);
+  rc->cmd->add_option("--trajectory-start-max-ratio", rc->cfg.t_star_max, "t* upper bound")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(w);
+  rc->cmd->add_option("--warmup-requests-per-lane", rc->cfg.warmup_requests_per_lane,
+                      "Zero-delay one-token requests per lane after the primers")
+      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(w);
+  rc->cmd->add_option("--warmup-spread-seconds", rc->cfg.warmup_spread_s, "Longest span of the primer spread")
+      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(w);
+  rc->cmd->add_option("--warmup-grace-period", rc->cfg.warmup_grace_s, "Seconds warmup may take before profiling starts anyway")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(w);
   rc->cmd->add_option("--gpus", rc->gpus, "GPUs behind the endpoint (throughput per GPU)")
       ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
   rc->cmd->add_option("--random-seed", rc->client.seed, "Seed of the block contents")->capture_default_str()->group(g);
@@ -70,6 +84,8 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   const auto t0 = monotonic_ns();
   auto traces = trace::load_weka_traces(rc.traces, rc.load, &stats);
   if (traces.empty()) throw UserError("no traces left in '" + rc.traces + "' after the filters");
+  if (rc.cfg.t_star_min > rc.cfg.t_star_max)
+    throw UserError("--trajectory-start-min-ratio must not exceed --trajectory-start-max-ratio");
   if (!rc.client.quiet)
     std::fprintf(stderr, "agentperf: loaded %lld traces (%lld requests) in %.2f s\n",
                  static_cast<long long>(stats.traces_kept), static_cast<long long>(stats.requests_kept),
@@ -106,6 +122,7 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
                                          {"count", res.theoretical_total_blocks},
                                          {"avg", res.theoretical_total_blocks ? double(res.theoretical_hit_blocks) / double(res.theoretical_total_blocks) : 0.0}};
   agg["replay"] = {{"plays_started", res.plays_started}, {"plays_finished", res.plays_finished},
+                   {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
                    {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
   const std::filesystem::path dir(rc.client.artifact_dir);
   write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);
@@ -120,9 +137,14 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
               100 * ixj["cache"]["observed_cache_hit_rate"].get<double>(),
               100 * ixj["cache"]["theoretical_cache_hit_rate"].get<double>(),
               ixj["validity"]["valid"].get<bool>() ? "valid" : "INVALID (error rate above 10%)");
-  std::printf("Plays: %lld started, %lld finished; idle skipped %.1f s\nResults: %s\n",
+  std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s\nResults: %s\n",
               static_cast<long long>(res.plays_started), static_cast<long long>(res.plays_finished),
+              static_cast<long long>(res.warmup_primers), static_cast<long long>(res.warmup_pressure),
               res.idle_skipped_s, (dir / "profile_export_aiperf.json").c_str());
+  if (!res.abort_reason.empty()) {
+    std::fprintf(stderr, "agentperf: replay aborted: %s\n", res.abort_reason.c_str());
+    return 1;
+  }
   return ixj["validity"]["valid"].get<bool>() ? 0 : 1;
 }
 

@@ -67,11 +67,26 @@ struct Play {
   bool ended = false;
 };
 
+struct Primer {
+  Play* play;
+  int stream, turn;
+  double lead_s;  // recorded time from the primer's start to t*
+};
+
 struct PendingTimer {
   double at;
   Play* play;
   int stream;
+  int primer_turn = -1;  // >= 0: a warmup primer for that (history) turn
 };
+
+enum class Mode { primers, pressure, profiling };
+
+std::uint64_t fnv(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
 
 class Runner {
  public:
@@ -103,16 +118,23 @@ class Runner {
     start_ns_ = monotonic_ns();
     counters_.phase_start_ns = start_ns_;
     counters_.phase = 1;
-    send_deadline_ = cfg_.duration_s;
-    grace_deadline_ = cfg_.duration_s + cfg_.grace_s;
-    for (int lane = 0; lane < cfg_.lanes; ++lane) start_play(lane, 0.0);
+    lane_quota_.assign(static_cast<std::size_t>(cfg_.lanes), cfg_.warmup_requests_per_lane);
+    if (cfg_.warmup) {
+      mode_ = Mode::primers;
+      counters_.phase = 0;
+      for (int lane = 0; lane < cfg_.lanes; ++lane) start_play(lane, 0.0, true);
+      schedule_primers();
+    } else {
+      begin_profiling(0.0);
+      for (int lane = 0; lane < cfg_.lanes; ++lane) start_play(lane, 0.0);
+    }
     co_spawn(io_, scheduler(), asio::detached);
     io_.run();
     progress_.finish(counters_, Phase::profiling);
     std::sort(result_.run.records.begin(), result_.run.records.end(),
               [](const RequestRecord& a, const RequestRecord& b) { return a.start_ns < b.start_ns; });
-    result_.run.profiling_start_ns = start_ns_;
     result_.run.profiling_end_ns = monotonic_ns();
+    result_.run.abort_reason = result_.abort_reason;
     const auto& s = client_.stats();
     result_.run.client = {s.connects, s.connect_failures, s.reused, s.stale_dropped};
     return std::move(result_);
@@ -133,7 +155,72 @@ class Runner {
 
   double now() const { return static_cast<double>(monotonic_ns() - start_ns_) / 1e9; }
 
-  void start_play(int lane, double t) {
+  void begin_profiling(double t) {
+    mode_ = Mode::profiling;
+    counters_.phase = 1;
+    profile_start_ = t;
+    send_deadline_ = t + cfg_.duration_s;
+    grace_deadline_ = send_deadline_ + cfg_.grace_s;
+    result_.run.profiling_start_ns = start_ns_ + static_cast<std::int64_t>(t * 1e9);
+  }
+
+  void schedule_primers() {
+    double max_lead = 0;
+    for (const auto& pr : primers_) max_lead = std::max(max_lead, pr.lead_s);
+    const double scale = max_lead > cfg_.warmup_spread_s ? cfg_.warmup_spread_s / max_lead : 1.0;
+    primers_left_ = static_cast<std::int64_t>(primers_.size());
+    // Spread: a primer that led t* by L goes out L (scaled) before the common instant.
+    for (const auto& pr : primers_) timers_.push_back({(max_lead - pr.lead_s) * scale, pr.play, pr.stream, pr.turn});
+    primers_.clear();
+    if (primers_left_ == 0) start_pressure(0.0);
+  }
+
+  void start_pressure(double t) {
+    mode_ = Mode::pressure;
+    for (auto& lp : lanes_)
+      if (lp) evaluate(*lp, t);
+  }
+
+  // Profiling resumes every stream at its next turn; the delay counts from
+  // its last completion, so what is left of it is the residual.
+  void handoff(double t) {
+    begin_profiling(t);
+    timers_.clear();
+    for (auto& lp : lanes_) {
+      if (!lp) continue;
+      for (auto& ss : lp->st) ss.scheduled = false;
+      evaluate(*lp, t);
+    }
+  }
+
+  // Cuts a tree at t*: turns recorded before it are history (done).
+  void snapshot(Play& p, int lane) {
+    const auto& tree = p.tree;
+    Rng rng(mix_seed(cfg_.client.seed, fnv(p.trace->id), static_cast<std::uint64_t>(lane)));
+    const double ratio = cfg_.t_star_min + (cfg_.t_star_max - cfg_.t_star_min) * rng.uniform();
+    const double t_star = tree.t_begin + ratio * (tree.t_end - tree.t_begin);
+    for (std::size_t s = 0; s < tree.streams.size(); ++s) {
+      const auto& turns = tree.streams[s].turns;
+      int before = 0;
+      while (before < static_cast<int>(turns.size()) && turns[static_cast<std::size_t>(before)].call->t < t_star) {
+        p.done[s][static_cast<std::size_t>(before)] = 1;
+        ++before;
+      }
+      p.st[s].next = before;
+      p.st[s].finished = before == static_cast<int>(turns.size());
+    }
+    for (std::size_t s = 0; s < tree.streams.size(); ++s) {
+      const auto& stream = tree.streams[s];
+      auto& ss = p.st[s];
+      ss.spawned = s == 0 || p.done[static_cast<std::size_t>(stream.spawned_by.stream)][static_cast<std::size_t>(stream.spawned_by.turn)];
+      if (ss.spawned && !ss.finished && ss.next > 0) {
+        const int k = ss.next - 1;
+        primers_.push_back({&p, static_cast<int>(s), k, t_star - stream.turns[static_cast<std::size_t>(k)].call->t});
+      }
+    }
+  }
+
+  void start_play(int lane, double t, bool cut_at_t_star = false) {
     if (sending_done_) return;
     auto p = std::make_unique<Play>();
     const std::size_t ti = static_cast<std::size_t>(next_trace_++ % static_cast<std::int64_t>(traces_.size()));
@@ -163,6 +250,7 @@ class Runner {
     p->st[0].spawned = true;
     p->st[0].ready_base = t;
     p->idle_since = t;
+    if (cut_at_t_star) snapshot(*p, lane);
     for (const auto& s : p->tree.streams)
       for (const auto& turn : s.turns) {
         result_.theoretical_hit_blocks += turn.theoretical_hit_blocks;
@@ -174,7 +262,7 @@ class Runner {
     // scheduler's next turn, not here.
     if (lanes_[static_cast<std::size_t>(lane)]) retired_.push_back(std::move(lanes_[static_cast<std::size_t>(lane)]));
     lanes_[static_cast<std::size_t>(lane)] = std::move(p);
-    evaluate(*raw, t);
+    if (!cut_at_t_star) evaluate(*raw, t);
   }
 
   bool deps_met(const Play& p, int s) const {
@@ -188,16 +276,21 @@ class Runner {
 
   // Schedules every stream of the play whose next turn can now start.
   void evaluate(Play& p, double t) {
+    if (mode_ == Mode::primers) return;  // primers first; the rest waits for them
     bool all_finished = true;
+    int& quota = lane_quota_[static_cast<std::size_t>(p.lane)];
     for (std::size_t s = 0; s < p.st.size(); ++s) {
       auto& ss = p.st[s];
       if (!ss.finished) all_finished = false;
       if (!ss.spawned || ss.finished || ss.in_flight || ss.scheduled) continue;
       if (!deps_met(p, static_cast<int>(s))) continue;
+      if (mode_ == Mode::pressure && quota <= 0) continue;
       const auto& turn = p.tree.streams[s].turns[static_cast<std::size_t>(ss.next)];
       // The end-to-start delay counts from the previous completion (or the
-      // spawn); a dependency met later holds the turn until then.
-      const double at = std::max(ss.ready_base + turn.start_delay_s, t);
+      // spawn); a dependency met later holds the turn until then. Warmup
+      // pressure requests go with no delay.
+      const double at = mode_ == Mode::pressure ? t : std::max(ss.ready_base + turn.start_delay_s, t);
+      if (mode_ == Mode::pressure) --quota;
       ss.scheduled = true;
       timers_.push_back({at, &p, static_cast<int>(s)});
     }
@@ -219,7 +312,7 @@ class Runner {
   }
 
   void apply_idle_caps(double t) {
-    if (timers_.empty()) return;
+    if (timers_.empty() || mode_ == Mode::primers) return;  // the primer spread is deliberate
     // Per tree: nothing in flight for longer than the cap.
     for (auto& lp : lanes_) {
       Play* p = lp.get();
@@ -249,8 +342,8 @@ class Runner {
     }
   }
 
-  net::HttpRequest build_request(Play& p, int s, const trace::Turn& turn, RequestRecord& rec) {
-    const trace::TurnRef ref{s, p.st[static_cast<std::size_t>(s)].next};
+  net::HttpRequest build_request(Play& p, int s, int k, const trace::Turn& turn, RequestRecord& rec, bool one_token) {
+    const trace::TurnRef ref{s, k};
     trace::PromptPieces pieces = p.builder->build(*turn.call, ref);
     const std::int64_t bs = p.trace->block_size;
     const auto system_blocks = static_cast<std::size_t>((p.trace->tool_tokens + p.trace->system_tokens + bs - 1) / bs);
@@ -260,7 +353,8 @@ class Runner {
     req.headers.emplace_back("X-Correlation-ID", rec.x_correlation_id);
     if (!cfg_.client.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg_.client.api_key);
     for (const auto& h : cfg_.client.headers) req.headers.push_back(h);
-    std::string head = "{" + fixed_fields_ + ",\"max_tokens\":" + std::to_string(std::max<std::int64_t>(1, turn.call->out));
+    const std::int64_t max_tokens = one_token ? 1 : std::max<std::int64_t>(1, turn.call->out);
+    std::string head = "{" + fixed_fields_ + ",\"max_tokens\":" + std::to_string(max_tokens);
     head += text_ ? ",\"messages\":[{\"role\":\"user\",\"content\":\"" : ",\"prompt\":[";
     req.body.push_back(std::make_shared<const std::string>(std::move(head)));
     // The marker goes after the system blocks, never last (the last piece
@@ -272,29 +366,34 @@ class Runner {
     }
     req.body.push_back(text_ ? close_text_ : close_ids_);
     rec.requested_isl = static_cast<int>(pieces.tokens + (p.marker_piece ? p.marker_tokens : 0));
-    rec.requested_osl = static_cast<int>(turn.call->out);
+    rec.requested_osl = static_cast<int>(max_tokens);
     rec.prompt_exact = true;
     return req;
   }
 
-  asio::awaitable<void> send_turn(Play* p, int s) {
+  asio::awaitable<void> send_turn(Play* p, int s, int primer_turn) {
     auto& ss = p->st[static_cast<std::size_t>(s)];
     const auto& stream = p->tree.streams[static_cast<std::size_t>(s)];
-    const auto& turn = stream.turns[static_cast<std::size_t>(ss.next)];
+    const bool primer = primer_turn >= 0;
+    const int k = primer ? primer_turn : ss.next;
+    const auto& turn = stream.turns[static_cast<std::size_t>(k)];
+    const bool warm = primer || mode_ == Mode::pressure;
+    if (primer) ++result_.warmup_primers;
+    else if (warm) ++result_.warmup_pressure;
     RequestRecord rec;
     rec.request_index = static_cast<std::uint64_t>(next_request_++);
-    rec.phase = Phase::profiling;
+    rec.phase = warm ? Phase::warmup : Phase::profiling;
     rec.session_num = p->index;
     rec.conversation_id = stream.conversation_id;
     rec.root_correlation_id = p->root_id;
-    rec.turn_index = ss.next;
+    rec.turn_index = k;
     rec.x_request_id = make_id(rec.request_index);
     rec.x_correlation_id = stream.conversation_id + "#" + std::to_string(p->index);
     rec.capture_text = tok_ != nullptr;
-    auto req = build_request(*p, s, turn, rec);
+    auto req = build_request(*p, s, k, turn, rec, warm);
     rec.credit_issued_ns = monotonic_ns();
     rec.scheduled_ns = rec.credit_issued_ns;
-    ss.in_flight = true;
+    if (!primer) ss.in_flight = true;
     ++p->in_flight;
     ++in_flight_;
     counters_.sent++;
@@ -316,7 +415,22 @@ class Runner {
     if (in_flight_ == 0) system_idle_since_ = t;
     if (p->in_flight == 0) p->idle_since = t;
     const bool overflow = rec.error && is_context_overflow(*rec.error);
+    const bool failed = !rec.ok();
+    std::string failure = failed ? rec.error->message : std::string();
     result_.run.records.push_back(std::move(rec));
+    if (primer) {
+      // The primer's turn is history: the stream's next turn counts its
+      // delay from here.
+      ss.ready_base = t;
+      if (failed && s == 0 && result_.abort_reason.empty()) {
+        result_.abort_reason = "warmup failed: the root primer of trace " + p->trace->id + " failed: " + failure;
+        sending_done_ = true;
+        timers_.clear();
+      }
+      if (--primers_left_ == 0 && !sending_done_) start_pressure(t);
+      wake_.cancel();
+      co_return;
+    }
     ss.in_flight = false;
     // Errors advance the session as a completion would (AIPerf); a context
     // overflow ends the trajectory.
@@ -346,9 +460,27 @@ class Runner {
     for (;;) {
       retired_.clear();
       const double t = now();
-      progress_.maybe_print(counters_, Phase::profiling, std::nullopt, start_ns_,
+      progress_.maybe_print(counters_, mode_ == Mode::profiling ? Phase::profiling : Phase::warmup, std::nullopt,
+                            start_ns_ + static_cast<std::int64_t>(profile_start_ * 1e9),
                             start_ns_ + static_cast<std::int64_t>(send_deadline_ * 1e9));
-      if (!sending_done_ && t >= send_deadline_) {
+      if (mode_ != Mode::profiling && !sending_done_) {
+        if (mode_ == Mode::pressure && in_flight_ == 0 && timers_.empty()) {
+          handoff(t);
+          continue;
+        }
+        if (t >= cfg_.warmup_grace_s) {
+          // Warmup ran past its grace: cancel what is left of it and profile.
+          auto copy = inflight_set_;
+          for (auto* f : copy) f->cancel("cancelled: the warmup grace period expired");
+          while (in_flight_ > 0) {
+            wake_.expires_after(std::chrono::milliseconds(5));
+            co_await wake_.async_wait(nothrow);
+          }
+          handoff(now());
+          continue;
+        }
+      }
+      if (mode_ == Mode::profiling && !sending_done_ && t >= send_deadline_) {
         sending_done_ = true;
         timers_.clear();
       }
@@ -374,13 +506,13 @@ class Runner {
         std::sort(due.begin(), due.end(), [](const PendingTimer& a, const PendingTimer& b) { return a.at < b.at; });
         for (const auto& d : due) {
           d.play->st[static_cast<std::size_t>(d.stream)].scheduled = false;
-          co_spawn(io_, send_turn(d.play, d.stream), asio::detached);
+          co_spawn(io_, send_turn(d.play, d.stream, d.primer_turn), asio::detached);
         }
         if (!due.empty()) continue;
       }
-      double next = sending_done_ ? grace_deadline_ : send_deadline_;
+      double next = sending_done_ ? grace_deadline_ : mode_ == Mode::profiling ? send_deadline_ : cfg_.warmup_grace_s;
       for (const auto& x : timers_) next = std::min(next, x.at);
-      if (!sending_done_ && in_flight_ == 0 && timers_.empty()) {
+      if (mode_ == Mode::profiling && !sending_done_ && in_flight_ == 0 && timers_.empty()) {
         // Nothing can ever run again (every lane stopped): end early.
         sending_done_ = true;
         co_return;
@@ -415,7 +547,11 @@ class Runner {
   int in_flight_ = 0;
   double system_idle_since_ = 0;
   std::int64_t start_ns_ = 0;
-  double send_deadline_ = 0, grace_deadline_ = 0;
+  double send_deadline_ = kNever, grace_deadline_ = kNever, profile_start_ = 0;
+  Mode mode_ = Mode::profiling;
+  std::vector<Primer> primers_;
+  std::int64_t primers_left_ = 0;
+  std::vector<int> lane_quota_;
   bool sending_done_ = false;
   ReplayResult result_;
 };

@@ -14,8 +14,14 @@
 //    tree's system blocks, the same for every request of the tree;
 //  - --duration stops new requests; in-flight ones get --grace-period and are
 //    counted, then cancelled (499).
-// The t* warmup snapshot and handoff are not implemented yet: a run starts
-// every lane at turn 0 (see docs/agentx.md).
+//  - warmup (on by default): each initial lane's tree is cut at a t* drawn
+//    uniformly in [0.25, 0.75] of its recorded span; turns before t* are
+//    history; every stream mid-flight at t* sends its last pre-t* turn with
+//    max_tokens 1 (a primer: the server cache reaches the t* state), spread
+//    so every lane's t* lands at one instant; then each lane sends its next
+//    --warmup-requests-per-lane turns with no delay and 1-token outputs;
+//    then profiling resumes every stream at its next turn with the residual
+//    of its recorded delay. A failed root primer aborts the run.
 #pragma once
 #include <memory>
 #include <string>
@@ -37,12 +43,19 @@ struct ReplayConfig {
   bool cache_bust = true;
   std::string benchmark_id;  // fresh per run: makes markers differ across runs
   bool context_overflow_ends_play = true;
+  bool warmup = true;
+  double t_star_min = 0.25, t_star_max = 0.75;
+  int warmup_requests_per_lane = 10;
+  double warmup_spread_s = 10;   // primers span at most this long (scaled down from the recorded leads)
+  double warmup_grace_s = 1800;  // warmup longer than this is cut off and profiling starts
 };
 
 struct ReplayResult {
   RunResult run;
   std::int64_t plays_started = 0, plays_finished = 0, overflow_terminations = 0;
   double idle_skipped_s = 0;
+  std::int64_t warmup_primers = 0, warmup_pressure = 0;
+  std::string abort_reason;
   std::int64_t theoretical_hit_blocks = 0, theoretical_total_blocks = 0;
 };
 

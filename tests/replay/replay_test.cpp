@@ -74,6 +74,7 @@ replay::ReplayConfig config(const std::string& url, double duration) {
   c.duration_s = duration;
   c.grace_s = 1;
   c.benchmark_id = "bench-1";
+  c.warmup = false;  // the schedules below are of profiling; warmup has its own test
   return c;
 }
 
@@ -260,4 +261,62 @@ TEST(Replay, SixtyFourLanesAgainstTheSimulator) {
   std::printf("64 lanes: %zu requests, %zu trees, observed hit %.3f, theoretical %.3f\n", res.run.records.size(),
               roots.size(), agg["cache"]["observed_cache_hit_rate"].get<double>(),
               agg["cache"]["theoretical_cache_hit_rate"].get<double>());
+}
+
+TEST(Replay, WarmupPrimersPressureAndResidualHandoff) {
+  // Root calls at 0, 0.1, 0.2, 0.3, 0.4 (10 ms each). t* = half the span
+  // (0.205): calls 0-2 are history; call 2 goes out first as the primer
+  // (1 token), call 3 as the lane's one pressure request (1 token, no
+  // delay), then profiling sends call 4 its residual 0.4 - 0.31 = 0.09 s
+  // after call 3 came back.
+  const char* five = R"({"id":"W","block_size":4,"requests":[
+    {"type":"n","t":0.0,"in":4,"out":3,"hash_ids":[0],"api_time":0.01},
+    {"type":"n","t":0.1,"in":8,"out":3,"hash_ids":[0,1],"api_time":0.01},
+    {"type":"n","t":0.2,"in":12,"out":3,"hash_ids":[0,1,2],"api_time":0.01},
+    {"type":"n","t":0.3,"in":16,"out":3,"hash_ids":[0,1,2,3],"api_time":0.01},
+    {"type":"n","t":0.4,"in":20,"out":3,"hash_ids":[0,1,2,3,4],"api_time":0.01}]})";
+  Recorder rec;
+  testserver::ScriptedServer server(rec.handler());
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(five, "t")};
+  auto c = config(server.url(), 0.3);
+  c.warmup = true;
+  c.t_star_min = c.t_star_max = 0.5;
+  c.warmup_requests_per_lane = 1;
+  auto res = replay::run_replay(c, traces, "m");
+  ASSERT_GE(res.run.records.size(), 3u);
+  EXPECT_EQ(res.warmup_primers, 1);
+  EXPECT_EQ(res.warmup_pressure, 1);
+  const auto& r = res.run.records;
+  EXPECT_EQ(r[0].turn_index, 2);
+  EXPECT_EQ(r[0].phase, Phase::warmup);
+  EXPECT_EQ(r[0].requested_osl, 1);
+  EXPECT_EQ(r[1].turn_index, 3);
+  EXPECT_EQ(r[1].phase, Phase::warmup);
+  EXPECT_EQ(r[1].requested_osl, 1);
+  EXPECT_EQ(r[2].turn_index, 4);
+  EXPECT_EQ(r[2].phase, Phase::profiling);
+  EXPECT_EQ(r[2].requested_osl, 3);
+  EXPECT_NEAR(static_cast<double>(r[2].start_ns - r[1].end_ns) / 1e9, 0.09, 0.015);
+  auto seen = rec.snapshot();
+  EXPECT_NE(seen[0].body.find("\"max_tokens\":1,"), std::string::npos);
+}
+
+TEST(Replay, FailedRootPrimerAbortsTheRun) {
+  testserver::ScriptedServer server([](const testserver::ReceivedRequest&) {
+    testserver::ScriptedResponse r;
+    r.status = 500;
+    r.reason = "Internal Server Error";
+    r.framing = testserver::ScriptedResponse::Framing::content_length;
+    r.steps.push_back({0ns, "engine down"});
+    return r;
+  });
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
+  auto c = config(server.url(), 1.0);
+  c.warmup = true;
+  c.t_star_min = c.t_star_max = 0.5;
+  auto res = replay::run_replay(c, traces, "m");
+  EXPECT_NE(res.abort_reason.find("warmup failed"), std::string::npos) << res.abort_reason;
+  EXPECT_NE(res.abort_reason.find("engine down"), std::string::npos) << res.abort_reason;
 }
