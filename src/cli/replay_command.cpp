@@ -26,6 +26,7 @@ struct ReplayCommand {
   trace::LoadOptions load;
   std::int64_t max_context = 0, entries = 0;
   int gpus = 1;
+  std::string format = "auto";
 };
 
 std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
@@ -49,6 +50,13 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
   rc->cmd->add_option("--trace-idle-gap-cap-seconds", rc->cfg.tree_idle_cap_s, "Longest idle gap of one session tree")
       ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
   rc->cmd->add_flag("!--no-cache-bust", rc->cfg.cache_bust, "Do not add the per-play [rid:...] marker")->group(g);
+  rc->cmd->add_option("--trace-format", rc->format, "weka, mooncake, or auto (mooncake rows have input_length)")
+      ->check(CLI::IsMember({"auto", "weka", "mooncake"}))->capture_default_str()->group(g);
+  rc->cmd->add_flag("--routing-headers", rc->cfg.routing_headers,
+                    "Send X-SMG-Routing-Key (the session tree) and X-Session-ID (the conversation)")->group(g);
+  rc->cmd->add_option("--failed-request-threshold", rc->cfg.failed_request_threshold,
+                      "Stop once the profiling error ratio exceeds this (InferenceX: 0.10)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(g);
   rc->cmd->add_option("--max-context-length", rc->max_context, "Drop traces whose peak in+out exceeds this")
       ->check(CLI::PositiveNumber)->group(g);
   rc->cmd->add_flag("--256k", rc->load.variant_256k, "Drop calls with in+out > 256,000")->group(g);
@@ -82,7 +90,7 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   if (rc.entries > 0) rc.load.num_dataset_entries = rc.entries;
   trace::LoadStats stats;
   const auto t0 = monotonic_ns();
-  auto traces = trace::load_weka_traces(rc.traces, rc.load, &stats);
+  auto traces = trace::load_traces(rc.traces, rc.format, rc.load, &stats);
   if (traces.empty()) throw UserError("no traces left in '" + rc.traces + "' after the filters");
   if (rc.cfg.t_star_min > rc.cfg.t_star_max)
     throw UserError("--trajectory-start-min-ratio must not exceed --trajectory-start-max-ratio");
@@ -121,6 +129,17 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   agg["theoretical_prefix_cache_hit"] = {{"unit", "blocks"}, {"sum", res.theoretical_hit_blocks},
                                          {"count", res.theoretical_total_blocks},
                                          {"avg", res.theoretical_total_blocks ? double(res.theoretical_hit_blocks) / double(res.theoretical_total_blocks) : 0.0}};
+  {
+    // AgentX submission validity: context overflows above 1 % of requests,
+    // or a stopped run, invalidate; generic errors do not.
+    nlohmann::ordered_json reasons = nlohmann::ordered_json::array();
+    const double n = static_cast<double>(std::max<std::size_t>(1, res.run.records.size()));
+    if (static_cast<double>(res.context_overflow_errors) / n > 0.01) reasons.push_back("context_overflow_rate_exceeded");
+    if (!res.abort_reason.empty()) reasons.push_back("run_cancelled");
+    agg["metadata"] = {{"scenario", "agentperf-agentx"}, {"submission_valid", reasons.empty()},
+                       {"submission_invalid_reasons", reasons},
+                       {"dataset", {{"source", rc.traces}, {"traces", stats.traces_kept}, {"requests", stats.requests_kept}}}};
+  }
   agg["replay"] = {{"plays_started", res.plays_started}, {"plays_finished", res.plays_finished},
                    {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
                    {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};

@@ -351,6 +351,11 @@ class Runner {
     req.path = path_;
     req.headers.emplace_back("X-Request-ID", rec.x_request_id);
     req.headers.emplace_back("X-Correlation-ID", rec.x_correlation_id);
+    if (cfg_.routing_headers) {
+      // Routers keep a tree on one backend by the root key, subagents included.
+      req.headers.emplace_back("X-SMG-Routing-Key", rec.root_correlation_id);
+      req.headers.emplace_back("X-Session-ID", rec.x_correlation_id);
+    }
     if (!cfg_.client.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg_.client.api_key);
     for (const auto& h : cfg_.client.headers) req.headers.push_back(h);
     const std::int64_t max_tokens = one_token ? 1 : std::max<std::int64_t>(1, turn.call->out);
@@ -415,6 +420,18 @@ class Runner {
     if (in_flight_ == 0) system_idle_since_ = t;
     if (p->in_flight == 0) p->idle_since = t;
     const bool overflow = rec.error && is_context_overflow(*rec.error);
+    if (overflow) ++result_.context_overflow_errors;
+    if (!primer && !warm) {
+      ++profiled_done_;
+      if (!rec.ok()) ++profiled_errors_;
+      if (cfg_.failed_request_threshold < 1.0 && profiled_done_ >= 10 && result_.abort_reason.empty() &&
+          static_cast<double>(profiled_errors_) / static_cast<double>(profiled_done_) > cfg_.failed_request_threshold) {
+        result_.abort_reason = "error rate " + std::to_string(profiled_errors_) + "/" + std::to_string(profiled_done_) +
+                               " exceeded --failed-request-threshold";
+        sending_done_ = true;
+        timers_.clear();
+      }
+    }
     const bool failed = !rec.ok();
     std::string failure = failed ? rec.error->message : std::string();
     result_.run.records.push_back(std::move(rec));
@@ -552,6 +569,7 @@ class Runner {
   std::vector<Primer> primers_;
   std::int64_t primers_left_ = 0;
   std::vector<int> lane_quota_;
+  std::int64_t profiled_done_ = 0, profiled_errors_ = 0;
   bool sending_done_ = false;
   ReplayResult result_;
 };

@@ -43,6 +43,8 @@ struct ReplayConfig {
   bool cache_bust = true;
   std::string benchmark_id;  // fresh per run: makes markers differ across runs
   bool context_overflow_ends_play = true;
+  bool routing_headers = false;          // X-SMG-Routing-Key (tree) and X-Session-ID (conversation)
+  double failed_request_threshold = 1.0;  // stop once the error ratio exceeds it (1 = never)
   bool warmup = true;
   double t_star_min = 0.25, t_star_max = 0.75;
   int warmup_requests_per_lane = 10;
@@ -52,7 +54,7 @@ struct ReplayConfig {
 
 struct ReplayResult {
   RunResult run;
-  std::int64_t plays_started = 0, plays_finished = 0, overflow_terminations = 0;
+  std::int64_t plays_started = 0, plays_finished = 0, overflow_terminations = 0, context_overflow_errors = 0;
   double idle_skipped_s = 0;
   std::int64_t warmup_primers = 0, warmup_pressure = 0;
   std::string abort_reason;

@@ -1,11 +1,13 @@
 #include "trace/trace_loader.h"
 
+#include <simdjson.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "common/error.h"
 
@@ -123,6 +125,112 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
   stats.traces_kept = static_cast<std::int64_t>(traces.size());
   for (const auto& t : traces) stats.requests_kept += t.request_count();
   if (stats_out) *stats_out = stats;
+  return traces;
+}
+
+std::vector<WekaTrace> load_traces(const std::string& path, const std::string& format, const LoadOptions& opts,
+                                   LoadStats* stats) {
+  bool mooncake = format == "mooncake";
+  if (format == "auto" && !fs::is_directory(path)) {
+    const std::string head = read_maybe_zstd(path).substr(0, 4096);
+    mooncake = head.find("\"input_length\"") != std::string::npos && head.find("\"requests\"") == std::string::npos;
+  } else if (format != "auto" && format != "weka" && format != "mooncake") {
+    throw UserError("--trace-format '" + format + "': expected weka, mooncake or auto");
+  }
+  if (!mooncake) return load_weka_traces(path, opts, stats);
+  LoadStats st;
+  st.files = 1;
+  auto traces = load_mooncake_traces(path);
+  std::vector<WekaTrace> kept;
+  for (auto& t : traces) {
+    ++st.traces_read;
+    st.requests_read += t.request_count();
+    if (opts.variant_256k) st.dropped_256k_requests += apply_256k_rule(t);
+    if (opts.max_context_length && t.peak_context() > *opts.max_context_length) {
+      ++st.dropped_by_context;
+      continue;
+    }
+    if (t.request_count() > 0) kept.push_back(std::move(t));
+  }
+  if (opts.num_dataset_entries && static_cast<std::int64_t>(kept.size()) > *opts.num_dataset_entries)
+    kept.resize(static_cast<std::size_t>(*opts.num_dataset_entries));
+  st.traces_kept = static_cast<std::int64_t>(kept.size());
+  for (const auto& t : kept) st.requests_kept += t.request_count();
+  if (stats) *stats = st;
+  return kept;
+}
+
+std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_size) {
+  const std::string data = read_maybe_zstd(path);
+  simdjson::dom::parser parser;
+  std::vector<WekaTrace> traces;
+  std::unordered_map<std::string, std::size_t> by_session;
+  std::size_t start = 0, line = 1;
+  while (start < data.size()) {
+    std::size_t end = data.find('\n', start);
+    if (end == std::string::npos) end = data.size();
+    std::string_view text(data.data() + start, end - start);
+    const std::string where = path + ":" + std::to_string(line);
+    start = end + 1;
+    ++line;
+    if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    simdjson::dom::element doc;
+    if (parser.parse(text.data(), text.size()).get(doc)) throw UserError(where + ": not valid JSON");
+    auto number = [&](const char* key, bool required, double fallback) {
+      simdjson::dom::element e;
+      if (doc[key].get(e) || e.is_null()) {
+        if (required) throw UserError(where + ": missing field '" + key + "'");
+        return fallback;
+      }
+      double v;
+      std::int64_t i;
+      if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
+      if (e.get_double().get(v) == simdjson::SUCCESS) return v;
+      throw UserError(where + ": field '" + std::string(key) + "' must be a number");
+    };
+    TraceCall c;
+    c.in = static_cast<std::int64_t>(number("input_length", true, 0));
+    c.out = static_cast<std::int64_t>(number("output_length", false, 1));
+    if (c.in < 1) throw UserError(where + ": field 'input_length' must be at least 1");
+    simdjson::dom::array ids;
+    if (doc["hash_ids"].get_array().get(ids) == simdjson::SUCCESS)
+      for (auto v : ids) {
+        std::int64_t id;
+        if (v.get_int64().get(id)) throw UserError(where + ": 'hash_ids' must hold integers");
+        c.hash_ids.push_back(id);
+      }
+    std::string session;
+    std::string_view sv;
+    std::int64_t si;
+    if (doc["session_id"].get_string().get(sv) == simdjson::SUCCESS) session = std::string(sv);
+    else if (doc["session_id"].get_int64().get(si) == simdjson::SUCCESS) session = std::to_string(si);
+    const double ts = number("timestamp", false, -1);
+    const double delay = number("delay", false, 0);
+    auto it = session.empty() ? by_session.end() : by_session.find(session);
+    if (it == by_session.end()) {
+      WekaTrace t;
+      t.id = session.empty() ? "row" + std::to_string(line - 1) : session;
+      t.block_size = block_size;
+      c.t = ts >= 0 ? ts / 1000.0 : 0.0;
+      TraceEntry e;
+      e.call = std::move(c);
+      t.entries.push_back(std::move(e));
+      if (!session.empty()) by_session[session] = traces.size();
+      traces.push_back(std::move(t));
+    } else {
+      WekaTrace& t = traces[it->second];
+      const TraceCall& prev = t.entries.back().call;
+      c.t = ts >= 0 ? ts / 1000.0 : prev.t + prev.api_time + delay / 1000.0;
+      TraceEntry e;
+      e.call = std::move(c);
+      t.entries.push_back(std::move(e));
+    }
+  }
+  // Trace times are relative to each trace's first call.
+  for (auto& t : traces) {
+    const double t0 = t.entries.front().call.t;
+    for (auto& e : t.entries) e.call.t -= t0;
+  }
   return traces;
 }
 

@@ -22,7 +22,19 @@ struct LoadStats {
   std::int64_t requests_read = 0, requests_kept = 0, dropped_by_context = 0, dropped_256k_requests = 0;
 };
 
+// Mooncake JSONL (one request per line: timestamp ms, input_length,
+// output_length, hash_ids, session_id, delay ms), grouped into one trace per
+// session_id (rows without one are single-call traces). Turn k > 0 starts at
+// its own timestamp, or `delay` ms after the previous turn (api_time 0, so
+// the end-to-start gap is the delay). Default block size 512.
+std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_size = 512);
+
 std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptions& opts, LoadStats* stats = nullptr);
+
+// format "weka", "mooncake" or "auto" (mooncake when the first record of a
+// file has "input_length"); the filters apply to both.
+std::vector<WekaTrace> load_traces(const std::string& path, const std::string& format, const LoadOptions& opts,
+                                   LoadStats* stats = nullptr);
 
 // Reads a whole file, decompressing .zst. Throws UserError naming the file.
 std::string read_maybe_zstd(const std::string& path);

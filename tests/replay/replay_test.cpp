@@ -36,6 +36,7 @@ struct Seen {
   std::string conversation;
   double at_s;
   std::string body;
+  std::string routing_key;
 };
 
 class Recorder {
@@ -45,7 +46,8 @@ class Recorder {
       {
         std::lock_guard lk(mu);
         if (t0 == 0) t0 = req.received_ns;
-        seen.push_back({req.header("x-correlation-id"), static_cast<double>(req.received_ns - t0) / 1e9, req.body});
+        seen.push_back({req.header("x-correlation-id"), static_cast<double>(req.received_ns - t0) / 1e9, req.body,
+                        req.header("x-smg-routing-key")});
       }
       testserver::StreamScript s;
       s.chat = false;
@@ -319,4 +321,20 @@ TEST(Replay, FailedRootPrimerAbortsTheRun) {
   auto res = replay::run_replay(c, traces, "m");
   EXPECT_NE(res.abort_reason.find("warmup failed"), std::string::npos) << res.abort_reason;
   EXPECT_NE(res.abort_reason.find("engine down"), std::string::npos) << res.abort_reason;
+}
+
+TEST(Replay, RoutingHeadersKeepATreeOnOneKey) {
+  Recorder rec;
+  testserver::ScriptedServer server(rec.handler());
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
+  auto c = config(server.url(), 0.5);
+  c.routing_headers = true;
+  replay::run_replay(c, traces, "m");
+  auto seen = rec.snapshot();
+  ASSERT_GE(seen.size(), 4u);
+  for (const auto& s : seen) {
+    if (s.conversation.find("#0") == std::string::npos) continue;
+    EXPECT_EQ(s.routing_key, "T1#0") << s.conversation;  // root and subagents alike
+  }
 }

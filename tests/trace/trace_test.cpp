@@ -220,3 +220,27 @@ TEST(Synth, DeterministicRoundTripAndShaped) {
   o.seed = 6;
   EXPECT_NE(to_json_line(synthesize_traces(o)[0]), to_json_line(a[0]));
 }
+
+TEST(TraceLoader, MooncakeSessionsBecomeTraces) {
+  const auto path = temp("mooncake.jsonl");
+  std::ofstream(path) << R"({"timestamp": 1000, "input_length": 600, "output_length": 20, "hash_ids": [0, 1], "session_id": "s1"})" << "\n"
+                      << R"({"input_length": 1200, "output_length": 30, "hash_ids": [0, 1, 2], "session_id": "s1", "delay": 2500})" << "\n"
+                      << R"({"timestamp": 4000, "input_length": 100, "output_length": 5, "hash_ids": [9]})" << "\n";
+  auto traces = load_traces(path.string(), "auto", {});
+  ASSERT_EQ(traces.size(), 2u);
+  EXPECT_EQ(traces[0].id, "s1");
+  EXPECT_EQ(traces[0].block_size, 512);
+  ASSERT_EQ(traces[0].entries.size(), 2u);
+  EXPECT_DOUBLE_EQ(traces[0].entries[0].call.t, 0);
+  EXPECT_DOUBLE_EQ(traces[0].entries[1].call.t, 2.5);  // 2.5 s after the previous turn (api_time 0)
+  auto tree = build_session_tree(traces[0]);
+  EXPECT_DOUBLE_EQ(tree.streams[0].turns[1].start_delay_s, 2.5);
+  std::ofstream(path) << R"({"output_length": 20})" << "\n";
+  try {
+    load_mooncake_traces(path.string());
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(":1: missing field 'input_length'"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
