@@ -360,16 +360,34 @@ class Runner {
     for (const auto& h : cfg_.client.headers) req.headers.push_back(h);
     const std::int64_t max_tokens = one_token ? 1 : std::max<std::int64_t>(1, turn.call->out);
     std::string head = "{" + fixed_fields_ + ",\"max_tokens\":" + std::to_string(max_tokens);
-    head += text_ ? ",\"messages\":[{\"role\":\"user\",\"content\":\"" : ",\"prompt\":[";
+    head += text_ ? ",\"messages\":[" : ",\"prompt\":[";
     req.body.push_back(std::make_shared<const std::string>(std::move(head)));
-    // The marker goes after the system blocks, never last (the last piece
-    // closes the token list).
-    const std::size_t at = p.marker_piece ? std::min(system_blocks, pieces.pieces.size() - 1) : pieces.pieces.size();
-    for (std::size_t i = 0; i < pieces.pieces.size(); ++i) {
-      if (i == at) req.body.push_back(p.marker_piece);
-      req.body.push_back(pieces.pieces[i]);
+    if (text_) {
+      // System / user / assistant messages over the shared block pieces; the
+      // marker opens the first user message.
+      const auto& stream = p.tree.streams[static_cast<std::size_t>(s)];
+      const auto spans = trace::segment_messages(stream, k, *p.trace, pieces.pieces.size());
+      bool marked = false;
+      for (std::size_t m = 0; m < spans.size(); ++m) {
+        const std::string_view role = spans[m].role;
+        req.body.push_back(role == "system" ? open_system_ : role == "assistant" ? open_assistant_ : open_user_);
+        if (role == "user" && !marked && p.marker_piece) {
+          req.body.push_back(p.marker_piece);
+          marked = true;
+        }
+        for (std::size_t i = 0; i < spans[m].pieces; ++i) req.body.push_back(pieces.pieces[spans[m].first_piece + i]);
+        req.body.push_back(m + 1 < spans.size() ? close_message_ : close_messages_);
+      }
+    } else {
+      // The marker goes after the system blocks, never last (the last piece
+      // closes the token list).
+      const std::size_t at = p.marker_piece ? std::min(system_blocks, pieces.pieces.size() - 1) : pieces.pieces.size();
+      for (std::size_t i = 0; i < pieces.pieces.size(); ++i) {
+        if (i == at) req.body.push_back(p.marker_piece);
+        req.body.push_back(pieces.pieces[i]);
+      }
+      req.body.push_back(close_ids_);
     }
-    req.body.push_back(text_ ? close_text_ : close_ids_);
     rec.requested_isl = static_cast<int>(pieces.tokens + (p.marker_piece ? p.marker_tokens : 0));
     rec.requested_osl = static_cast<int>(max_tokens);
     rec.prompt_exact = true;
@@ -554,7 +572,11 @@ class Runner {
   bool text_ = false;
   std::string path_, fixed_fields_;
   std::shared_ptr<const std::string> close_ids_ = std::make_shared<const std::string>("]}");
-  std::shared_ptr<const std::string> close_text_ = std::make_shared<const std::string>("\"}]}");
+  std::shared_ptr<const std::string> open_system_ = std::make_shared<const std::string>("{\"role\":\"system\",\"content\":\"");
+  std::shared_ptr<const std::string> open_user_ = std::make_shared<const std::string>("{\"role\":\"user\",\"content\":\"");
+  std::shared_ptr<const std::string> open_assistant_ = std::make_shared<const std::string>("{\"role\":\"assistant\",\"content\":\"");
+  std::shared_ptr<const std::string> close_message_ = std::make_shared<const std::string>("\"},");
+  std::shared_ptr<const std::string> close_messages_ = std::make_shared<const std::string>("\"}]}");
   std::vector<std::unique_ptr<Play>> lanes_;
   std::vector<std::unique_ptr<Play>> retired_;
   std::vector<PendingTimer> timers_;

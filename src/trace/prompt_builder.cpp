@@ -12,6 +12,56 @@ std::uint64_t fnv(const std::string& s) {
 constexpr int kTokenMin = 1000, kTokenSpan = 29000;
 }  // namespace
 
+std::vector<MessageSpan> segment_messages(const Stream& stream, int turn, const WekaTrace& trace,
+                                          std::size_t piece_count) {
+  struct Seg {
+    const char* role;
+    std::int64_t blocks;
+  };
+  const std::int64_t bs = trace.block_size;
+  const std::int64_t sys = (trace.tool_tokens + trace.system_tokens + bs - 1) / bs;
+  std::vector<Seg> segs;
+  std::int64_t full = 0;
+  for (int j = 0; j <= turn; ++j) {
+    const Turn& t = stream.turns[static_cast<std::size_t>(j)];
+    full = std::min<std::int64_t>(static_cast<std::int64_t>(t.call->hash_ids.size()), t.call->in / bs);
+    if (j == 0) {
+      segs.clear();
+      const std::int64_t s = std::min(sys, full);
+      if (s > 0) segs.push_back({"system", s});
+      if (full - s > 0) segs.push_back({"user", full - s});
+      continue;
+    }
+    // Keep the messages of the previous turn up to the shared blocks.
+    std::int64_t keep = std::min(t.lcp_blocks, full), acc = 0;
+    std::vector<Seg> kept;
+    for (const auto& s : segs) {
+      if (acc >= keep) break;
+      const std::int64_t n = std::min(s.blocks, keep - acc);
+      kept.push_back({s.role, n});
+      acc += n;
+    }
+    segs = std::move(kept);
+    const std::int64_t fresh = full - acc;
+    const std::int64_t answer = std::min(t.assistant_blocks, fresh);
+    if (answer > 0) segs.push_back({"assistant", answer});
+    if (fresh - answer > 0) segs.push_back({"user", fresh - answer});
+  }
+  std::vector<MessageSpan> out;
+  std::size_t at = 0;
+  for (const auto& s : segs) {
+    const auto n = static_cast<std::size_t>(s.blocks);
+    if (!out.empty() && out.back().role == s.role) out.back().pieces += n;  // merge neighbours of one role
+    else out.push_back({s.role, at, n});
+    at += n;
+  }
+  // The tail (pieces past the full blocks) closes the last user message.
+  const std::size_t rest = piece_count > at ? piece_count - at : 0;
+  if (out.empty() || std::string_view(out.back().role) != "user") out.push_back({"user", at, rest});
+  else out.back().pieces += rest;
+  return out;
+}
+
 PromptBuilder::PromptBuilder(const WekaTrace& trace, std::uint64_t seed,
                              std::shared_ptr<const tokenizer::ExactTextBuilder> text)
     : trace_(trace), trace_seed_(mix_seed(seed, fnv(trace.id))), text_(std::move(text)) {}

@@ -28,6 +28,20 @@ struct PromptPieces {
   bool token_ids = true;  // pieces are comma-separated token ids (a JSON array's items)
 };
 
+// Chat segmentation of a turn's prompt (AIPerf's ConversationReconstructor):
+// turn 0 is a system message of the trace's ceil((tool + system) / block)
+// blocks and a user message with the rest; turn k keeps turn k-1's messages
+// cut at their shared blocks (LCP), then the previous answer as recorded
+// (`assistant_blocks`, block-aligned) as an assistant message and the
+// remaining new blocks as a user message. The turn's partial tail ends the
+// last user message. Ranges index PromptPieces::pieces.
+struct MessageSpan {
+  const char* role;
+  std::size_t first_piece = 0, pieces = 0;
+};
+std::vector<MessageSpan> segment_messages(const Stream& stream, int turn, const WekaTrace& trace,
+                                          std::size_t piece_count);
+
 class PromptBuilder {
  public:
   // text == nullptr: token-id prompts (completions endpoint).

@@ -105,3 +105,48 @@ TEST(ExactText, TracePromptsInTextFormAreExact) {
     EXPECT_EQ(qwen3().count(text), static_cast<std::size_t>(p.tokens)) << "turn " << k;
   }
 }
+
+#include <mutex>
+
+#include "replay/replay_runner.h"
+
+TEST(ExactText, ChatReplaySendsExactMessages) {
+  const char* t3 = R"({"id":"C","block_size":64,"system_tokens":128,"requests":[
+    {"t":0,"in":300,"out":70,"hash_ids":[0,1,2,3,4]},
+    {"t":0.05,"in":520,"out":3,"hash_ids":[0,1,2,3,4,5,6,7,8]}]})";
+  std::mutex mu;
+  std::vector<std::string> bodies;
+  testserver::ScriptedServer server([&](const testserver::ReceivedRequest& req) {
+    {
+      std::lock_guard lk(mu);
+      bodies.push_back(req.body);
+    }
+    testserver::StreamScript s;
+    s.tokens = 1;
+    return testserver::openai_stream_response(s);
+  });
+  server.start();
+  replay::ReplayConfig c;
+  c.client.url = server.url();
+  c.client.endpoint_type = EndpointType::chat;
+  c.client.tokenizer_path = AGENTPERF_QWEN3_TOKENIZER_JSON;
+  c.client.quiet = true;
+  c.lanes = 1;
+  c.duration_s = 0.3;
+  c.warmup = false;
+  c.benchmark_id = "b";
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(t3, "t")};
+  auto res = replay::run_replay(c, traces, "m");
+  ASSERT_GE(bodies.size(), 2u);
+  auto j = nlohmann::json::parse(bodies[1]);  // turn 1 of the first play
+  std::string roles;
+  std::size_t tokens = 0;
+  for (const auto& m : j["messages"]) {
+    roles += m["role"].get<std::string>() + " ";
+    tokens += qwen3().count(m["content"].get<std::string>());
+  }
+  EXPECT_EQ(roles, "system user assistant user ");
+  EXPECT_EQ(tokens, static_cast<std::size_t>(res.run.records[1].requested_isl));
+  EXPECT_EQ(tokens, 520u + qwen3().count(replay::cache_bust_marker("b", 0, 0, "C") + "\n\n"));
+  EXPECT_EQ(j["messages"][1]["content"].get<std::string>().rfind("[rid:", 0), 0u);  // the marker opens the user turn
+}

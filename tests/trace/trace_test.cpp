@@ -244,3 +244,25 @@ TEST(TraceLoader, MooncakeSessionsBecomeTraces) {
   }
   std::filesystem::remove(path);
 }
+
+TEST(PromptBuilder, ChatMessagesFollowLcpAndRecordedAnswers) {
+  // System 8 tokens = 2 blocks of 4. Turn 0: 5 blocks -> system 2, user 3.
+  // Turn 1 keeps all 5 (LCP 5), the previous answer (out 6 -> 2 blocks) is
+  // assistant, then 1 user block and a 2-token tail. Turn 2 compacts: LCP 3
+  // (system 2 + 1 user block), then answer (out 3 -> 1 block) and 2 user.
+  const char* t3 = R"({"id":"C","block_size":4,"system_tokens":8,"requests":[
+    {"t":0,"in":20,"out":6,"hash_ids":[0,1,2,3,4]},
+    {"t":1,"in":34,"out":3,"hash_ids":[0,1,2,3,4,5,6,7,8]},
+    {"t":2,"in":24,"out":1,"hash_ids":[0,1,2,9,10,11]}]})";
+  auto t = parse_weka_trace(t3, "x");
+  auto tree = build_session_tree(t);
+  const auto& s = tree.streams[0];
+  auto roles = [](const std::vector<MessageSpan>& v) {
+    std::string r;
+    for (const auto& m : v) r += std::string(m.role) + ":" + std::to_string(m.pieces) + " ";
+    return r;
+  };
+  EXPECT_EQ(roles(segment_messages(s, 0, t, 5)), "system:2 user:3 ");
+  EXPECT_EQ(roles(segment_messages(s, 1, t, 9)), "system:2 user:3 assistant:2 user:2 ");  // 1 block + the tail piece
+  EXPECT_EQ(roles(segment_messages(s, 2, t, 6)), "system:2 user:1 assistant:1 user:2 ");
+}
