@@ -90,12 +90,15 @@ int run_inspect(TracesCommand& tc) {
   const auto traces = trace::load_weka_traces(tc.in_path, tc.load, &stats);
   const auto t1 = std::chrono::steady_clock::now();
   std::int64_t streams = 0, background = 0, dropped = 0, turns = 0, hit = 0, blocks = 0, peak = 0, prompt_tokens = 0;
+  std::int64_t flattened = 0, seams = 0;
   std::size_t distinct_blocks = 0;
   for (const auto& t : traces) {
     const auto tree = trace::build_session_tree(t);
     trace::PromptBuilder builder(t, 42);
     streams += static_cast<std::int64_t>(tree.streams.size());
     dropped += tree.dropped_subagents;
+    flattened += tree.flattened_agents;
+    seams += tree.seams;
     for (std::size_t s = 0; s < tree.streams.size(); ++s) {
       background += tree.streams[s].background;
       for (std::size_t k = 0; k < tree.streams[s].turns.size(); ++k) {
@@ -117,9 +120,11 @@ int run_inspect(TracesCommand& tc) {
               static_cast<long long>(stats.traces_kept), static_cast<long long>(stats.dropped_by_context),
               static_cast<long long>(stats.requests_read), static_cast<long long>(stats.requests_kept),
               static_cast<long long>(stats.dropped_256k_requests));
-  std::printf("streams %lld (%lld subagents, %lld background, %lld dropped without a parent turn), turns %lld\n",
+  std::printf("streams %lld (%lld subagents and flattened agents, %lld flattened, %lld compaction seams, %lld background, "
+              "%lld dropped without a parent turn), turns %lld\n",
               static_cast<long long>(streams), static_cast<long long>(streams - static_cast<std::int64_t>(traces.size())),
-              static_cast<long long>(background), static_cast<long long>(dropped), static_cast<long long>(turns));
+              static_cast<long long>(flattened), static_cast<long long>(seams), static_cast<long long>(background),
+              static_cast<long long>(dropped), static_cast<long long>(turns));
   std::printf("peak context %lld tokens, prompt tokens %lld, distinct blocks %zu, theoretical prefix-cache hit %.2f%%\n",
               static_cast<long long>(peak), static_cast<long long>(prompt_tokens), distinct_blocks,
               blocks ? 100.0 * static_cast<double>(hit) / static_cast<double>(blocks) : 0.0);

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
+
+#include "trace/agent_chains.h"
 
 namespace agentperf::trace {
 
@@ -34,15 +37,30 @@ void link_turns_in_stream(Stream& s, int block_size) {
 }
 }  // namespace
 
-SessionTree build_session_tree(const WekaTrace& trace) {
+SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agents) {
   SessionTree tree;
   tree.trace = &trace;
   tree.streams.emplace_back();
   Stream& root_init = tree.streams[0];
   root_init.conversation_id = trace.id;
 
+  // Which top-level calls belong to the main agent.
+  std::vector<const TraceCall*> top;
+  for (const auto& e : trace.entries)
+    if (!e.is_subagent) top.push_back(&e.call);
+  ChainResult chains;
+  if (split_flattened_agents) chains = detect_agent_chains(top);
+  std::unordered_set<const TraceCall*> main_calls;
+  if (chains.chains.empty()) {
+    main_calls.insert(top.begin(), top.end());
+  } else {
+    for (std::size_t i : chains.chains[0].calls) main_calls.insert(top[i]);
+    tree.seams = chains.seams;
+  }
+
   std::vector<int> awaiting_join;
   for (const auto& entry : trace.entries) {
+    if (!entry.is_subagent && !main_calls.count(&entry.call)) continue;  // a flattened agent's call
     if (!entry.is_subagent) {
       Turn turn;
       turn.call = &entry.call;
@@ -75,6 +93,56 @@ SessionTree build_session_tree(const WekaTrace& trace) {
     awaiting_join.push_back(idx);
   }
   for (int idx : awaiting_join) tree.streams[static_cast<std::size_t>(idx)].background = true;
+
+  // Flattened agents: one stream per further chain, spawned where it forked.
+  std::unordered_map<const TraceCall*, TurnRef> where;
+  for (std::size_t k = 0; k < tree.streams[0].turns.size(); ++k)
+    where[tree.streams[0].turns[k].call] = {0, static_cast<int>(k)};
+  std::vector<int> stream_of_chain(chains.chains.size(), 0);
+  for (std::size_t c = 1; c < chains.chains.size(); ++c) {
+    const AgentChain& ch = chains.chains[c];
+    const int parent_stream = ch.parent ? stream_of_chain[*ch.parent] : 0;
+    Stream s;
+    char name[16];
+    std::snprintf(name, sizeof name, "%03zu", c);
+    s.conversation_id = trace.id + "::fa:" + name;
+    s.parent = parent_stream;
+    s.depth = tree.streams[static_cast<std::size_t>(parent_stream)].depth + 1;
+    for (std::size_t i : ch.calls) {
+      Turn turn;
+      turn.call = top[i];
+      s.turns.push_back(std::move(turn));
+    }
+    const double first_t = s.turns.front().call->t;
+    // The spawning turn: the call it forked from, else the parent's latest
+    // call that ended by its start, else the parent's first call.
+    const auto& pturns = tree.streams[static_cast<std::size_t>(parent_stream)].turns;
+    int spawn = 0;
+    if (ch.fork_call && where.count(top[*ch.fork_call]) &&
+        where[top[*ch.fork_call]].stream == parent_stream) {
+      spawn = where[top[*ch.fork_call]].turn;
+    } else {
+      for (std::size_t k = 0; k < pturns.size(); ++k)
+        if (end_of(*pturns[k].call) <= first_t) spawn = static_cast<int>(k);
+    }
+    s.spawned_by = {parent_stream, spawn};
+    s.turns[0].start_delay_s = std::max(0.0, first_t - end_of(*pturns[static_cast<std::size_t>(spawn)].call));
+    const double last_end = end_of(*s.turns.back().call);
+    const int idx = static_cast<int>(tree.streams.size());
+    int join = -1;
+    for (std::size_t k = static_cast<std::size_t>(spawn) + 1; k < pturns.size(); ++k)
+      if (pturns[k].call->t >= last_end) {
+        join = static_cast<int>(k);
+        break;
+      }
+    s.background = join < 0;
+    tree.streams[static_cast<std::size_t>(parent_stream)].turns[static_cast<std::size_t>(spawn)].spawns.push_back(idx);
+    if (join >= 0) tree.streams[static_cast<std::size_t>(parent_stream)].turns[static_cast<std::size_t>(join)].joins.push_back(idx);
+    for (std::size_t k = 0; k < s.turns.size(); ++k) where[s.turns[k].call] = {idx, static_cast<int>(k)};
+    stream_of_chain[c] = idx;
+    tree.streams.push_back(std::move(s));
+    ++tree.flattened_agents;
+  }
 
   for (auto& s : tree.streams) link_turns_in_stream(s, trace.block_size);
 

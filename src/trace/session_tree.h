@@ -13,7 +13,13 @@
 //    recorded start;
 //  - theoretical prefix-cache hit per turn: its blocks already seen earlier
 //    in the trace (one seen-set for the whole tree, in recorded time order).
-// Flattened-agent detection (::fa / ::wg / ::aux chains) is not done here.
+//  - flattened agents: top-level calls are split into agent chains by
+//    hash-id prefix evidence (agent_chains.h); the chain of the first call
+//    is the root stream, every other chain a stream "<trace>::fa:NNN"
+//    spawned by the call it forked from, joined by its parent's first later
+//    call that starts after the chain's last call ends (else background).
+//    AIPerf's further split of these into ::wg (worker groups) and ::aux
+//    (sidecars) is not made: all are ::fa.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -55,9 +61,10 @@ struct SessionTree {
   std::vector<Stream> streams;  // streams[0] is the root
   double t_begin = 0, t_end = 0;  // recorded span of the whole tree (starts to completions)
   std::int64_t dropped_subagents = 0;
+  std::int64_t flattened_agents = 0, seams = 0;
   std::int64_t turn_count() const;
 };
 
-SessionTree build_session_tree(const WekaTrace& trace);
+SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agents = true);
 
 }  // namespace agentperf::trace

@@ -19,15 +19,12 @@ struct Context {
   std::int64_t tokens = 0;
 };
 
-// Appends n tokens to the context as new blocks (the last may be partial).
+// Appends n tokens to the context. Only whole blocks are hashed (as the
+// capture proxy does); the partial tail of a prompt has no hash id, so the
+// next, longer prompt extends this one's hash list exactly.
 void grow(Context& c, std::int64_t n, std::int64_t& next_id, int bs) {
-  const std::int64_t partial = c.tokens % bs;
-  if (partial > 0 && !c.hash_ids.empty()) {
-    // The last block was partial: completing it changes its hash.
-    c.hash_ids.back() = next_id++;
-  }
   c.tokens += n;
-  const auto want = static_cast<std::size_t>((c.tokens + bs - 1) / bs);
+  const auto want = static_cast<std::size_t>(c.tokens / bs);
   while (c.hash_ids.size() < want) c.hash_ids.push_back(next_id++);
 }
 

@@ -210,7 +210,7 @@ TEST(Synth, DeterministicRoundTripAndShaped) {
     const TraceCall* prev = nullptr;
     for (const auto& e : a[i].entries) {
       if (e.is_subagent) continue;
-      EXPECT_EQ(static_cast<std::int64_t>(e.call.hash_ids.size()), (e.call.in + 63) / 64);
+      EXPECT_EQ(static_cast<std::int64_t>(e.call.hash_ids.size()), e.call.in / 64);  // whole blocks only
       if (prev) EXPECT_GE(e.call.t, prev->t + prev->api_time);
       prev = &e.call;
     }
@@ -265,4 +265,55 @@ TEST(PromptBuilder, ChatMessagesFollowLcpAndRecordedAnswers) {
   EXPECT_EQ(roles(segment_messages(s, 0, t, 5)), "system:2 user:3 ");
   EXPECT_EQ(roles(segment_messages(s, 1, t, 9)), "system:2 user:3 assistant:2 user:2 ");  // 1 block + the tail piece
   EXPECT_EQ(roles(segment_messages(s, 2, t, 6)), "system:2 user:1 assistant:1 user:2 ");
+}
+
+TEST(SessionTree, FlattenedAgentsSplitByPrefixEvidence) {
+  // c0 [0,1] and c1 [0,1,2] are the main agent; c2 [0,1,9] starts while c1
+  // runs and shares only its first two blocks: a spawned agent, continued
+  // by c3 [0,1,9,10]; c4 [0,1,2,3] extends the main agent; c5 [0,20] shares
+  // one block with it after it ended and nothing later returns to c4's
+  // context: a compaction seam, the main agent again.
+  const char* flat = R"({"id":"F","block_size":4,"requests":[
+    {"t":0,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
+    {"t":2,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1},
+    {"t":2.5,"in":12,"out":1,"hash_ids":[0,1,9],"api_time":0.5},
+    {"t":3.5,"in":16,"out":1,"hash_ids":[0,1,9,10],"api_time":0.5},
+    {"t":4,"in":16,"out":1,"hash_ids":[0,1,2,3],"api_time":1},
+    {"t":6,"in":8,"out":1,"hash_ids":[0,20],"api_time":1}]})";
+  auto t = parse_weka_trace(flat, "x");
+  auto tree = build_session_tree(t);
+  ASSERT_EQ(tree.streams.size(), 2u);
+  EXPECT_EQ(tree.flattened_agents, 1);
+  EXPECT_EQ(tree.seams, 1);
+  const auto& root = tree.streams[0];
+  const auto& fa = tree.streams[1];
+  ASSERT_EQ(root.turns.size(), 4u);
+  EXPECT_DOUBLE_EQ(root.turns[3].call->t, 6);  // the seam stays on the main agent
+  EXPECT_EQ(fa.conversation_id, "F::fa:001");
+  ASSERT_EQ(fa.turns.size(), 2u);
+  EXPECT_DOUBLE_EQ(fa.turns[0].call->t, 2.5);
+  EXPECT_EQ(fa.spawned_by, (TurnRef{0, 1}));          // forked from c1
+  EXPECT_DOUBLE_EQ(fa.turns[0].start_delay_s, 0);     // it started before c1 ended
+  EXPECT_EQ(root.turns[2].joins, std::vector<int>{1});  // c4 starts after c3 ends
+  EXPECT_FALSE(fa.background);
+  // Without the split every call is the root's.
+  EXPECT_EQ(build_session_tree(t, false).streams[0].turns.size(), 6u);
+}
+
+TEST(SessionTree, RepeatedCompactionStaysOneAgent) {
+  // System block 0. A long first context, a compaction to [0,10], growth,
+  // and a second compaction to [0,20]: both shrinks tie on one shared block
+  // with the long dead first context and with the live one; the live one
+  // (most recent) continues.
+  const char* twice = R"({"id":"K","block_size":4,"requests":[
+    {"t":0,"in":20,"out":1,"hash_ids":[0,1,2,3,4],"api_time":1},
+    {"t":2,"in":8,"out":1,"hash_ids":[0,10],"api_time":1},
+    {"t":4,"in":12,"out":1,"hash_ids":[0,10,11],"api_time":1},
+    {"t":6,"in":8,"out":1,"hash_ids":[0,20],"api_time":1},
+    {"t":8,"in":12,"out":1,"hash_ids":[0,20,21],"api_time":1}]})";
+  auto t = parse_weka_trace(twice, "x");
+  auto tree = build_session_tree(t);
+  EXPECT_EQ(tree.streams.size(), 1u);
+  EXPECT_EQ(tree.streams[0].turns.size(), 5u);
+  EXPECT_EQ(tree.seams, 2);
 }
