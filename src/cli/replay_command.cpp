@@ -142,6 +142,7 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   }
   agg["replay"] = {{"plays_started", res.plays_started}, {"plays_finished", res.plays_finished},
                    {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
+                   {"deadlocks_broken", res.deadlocks_broken},
                    {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
   const std::filesystem::path dir(rc.client.artifact_dir);
   write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);

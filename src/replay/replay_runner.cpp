@@ -301,6 +301,22 @@ class Runner {
     }
   }
 
+  bool break_deadlocks(double t) {
+    bool released = false;
+    for (auto& lp : lanes_) {
+      if (!lp || lp->ended || lp->in_flight > 0) continue;
+      for (std::size_t s = 0; s < lp->st.size(); ++s) {
+        auto& ss = lp->st[s];
+        if (!ss.spawned || ss.finished || ss.in_flight || ss.scheduled) continue;
+        ss.scheduled = true;
+        timers_.push_back({t, lp.get(), static_cast<int>(s)});
+        released = true;
+      }
+    }
+    if (released) ++result_.deadlocks_broken;
+    return released;
+  }
+
   void end_play_early(Play& p, double t) {
     // Context overflow: the trajectory stops; drop its timers and recycle
     // once its in-flight requests are back.
@@ -416,9 +432,6 @@ class Runner {
     auto req = build_request(*p, s, k, turn, rec, warm);
     rec.credit_issued_ns = monotonic_ns();
     rec.scheduled_ns = rec.credit_issued_ns;
-    if (!primer) ss.in_flight = true;
-    ++p->in_flight;
-    ++in_flight_;
     counters_.sent++;
     counters_.in_flight++;
     net::InFlight inflight;
@@ -540,7 +553,13 @@ class Runner {
         timers_.erase(it, timers_.end());
         std::sort(due.begin(), due.end(), [](const PendingTimer& a, const PendingTimer& b) { return a.at < b.at; });
         for (const auto& d : due) {
-          d.play->st[static_cast<std::size_t>(d.stream)].scheduled = false;
+          auto& ss = d.play->st[static_cast<std::size_t>(d.stream)];
+          ss.scheduled = false;
+          // Counted as in flight from here: the coroutine starts later, and
+          // the loop must not see an idle system in between.
+          if (d.primer_turn < 0) ss.in_flight = true;
+          ++d.play->in_flight;
+          ++in_flight_;
           co_spawn(io_, send_turn(d.play, d.stream, d.primer_turn), asio::detached);
         }
         if (!due.empty()) continue;
@@ -548,7 +567,11 @@ class Runner {
       double next = sending_done_ ? grace_deadline_ : mode_ == Mode::profiling ? send_deadline_ : cfg_.warmup_grace_s;
       for (const auto& x : timers_) next = std::min(next, x.at);
       if (mode_ == Mode::profiling && !sending_done_ && in_flight_ == 0 && timers_.empty()) {
-        // Nothing can ever run again (every lane stopped): end early.
+        // Every lane is waiting on a dependency that can never be met (a
+        // trace whose joins and barriers contradict each other): release
+        // the waiting turns rather than end the run.
+        if (break_deadlocks(t)) continue;
+        result_.abort_reason = "replay stalled: no request can be sent (no lanes left)";
         sending_done_ = true;
         co_return;
       }

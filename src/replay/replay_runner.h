@@ -57,6 +57,7 @@ struct ReplayResult {
   std::int64_t plays_started = 0, plays_finished = 0, overflow_terminations = 0, context_overflow_errors = 0;
   double idle_skipped_s = 0;
   std::int64_t warmup_primers = 0, warmup_pressure = 0;
+  std::int64_t deadlocks_broken = 0;  // times waiting turns were released from contradictory dependencies
   std::string abort_reason;
   std::int64_t theoretical_hit_blocks = 0, theoretical_total_blocks = 0;
 };

@@ -35,6 +35,63 @@ void link_turns_in_stream(Stream& s, int block_size) {
     turn.assistant_blocks = std::clamp<std::int64_t>(answer, 0, std::max<std::int64_t>(0, new_blocks));
   }
 }
+// Streams for every chain but the first of `calls` (whose calls already are
+// the turns of `owner`): spawned by the call they forked from, joined by the
+// owner's first later call that starts after their last call ends.
+void add_flattened_streams(SessionTree& tree, int owner, const std::vector<const TraceCall*>& calls,
+                           const ChainResult& chains, const std::string& prefix) {
+  tree.seams += chains.seams;
+  if (chains.chains.size() < 2) return;
+  std::unordered_map<const TraceCall*, TurnRef> where;
+  for (std::size_t k = 0; k < tree.streams[static_cast<std::size_t>(owner)].turns.size(); ++k)
+    where[tree.streams[static_cast<std::size_t>(owner)].turns[k].call] = {owner, static_cast<int>(k)};
+  std::vector<int> stream_of_chain(chains.chains.size(), owner);
+  for (std::size_t c = 1; c < chains.chains.size(); ++c) {
+    const AgentChain& ch = chains.chains[c];
+    const int parent_stream = ch.parent ? stream_of_chain[*ch.parent] : owner;
+    Stream s;
+    char name[16];
+    std::snprintf(name, sizeof name, "%03zu", c);
+    s.conversation_id = prefix + "::fa:" + name;
+    s.parent = parent_stream;
+    s.depth = tree.streams[static_cast<std::size_t>(parent_stream)].depth + 1;
+    for (std::size_t i : ch.calls) {
+      Turn turn;
+      turn.call = calls[i];
+      s.turns.push_back(std::move(turn));
+    }
+    const double first_t = s.turns.front().call->t;
+    // The spawning turn: the call it forked from, else the parent's latest
+    // call that ended by its start, else the parent's first call.
+    const auto& pturns = tree.streams[static_cast<std::size_t>(parent_stream)].turns;
+    int spawn = 0;
+    if (ch.fork_call && where.count(calls[*ch.fork_call]) && where[calls[*ch.fork_call]].stream == parent_stream) {
+      spawn = where[calls[*ch.fork_call]].turn;
+    } else {
+      for (std::size_t k = 0; k < pturns.size(); ++k)
+        if (end_of(*pturns[k].call) <= first_t) spawn = static_cast<int>(k);
+    }
+    s.spawned_by = {parent_stream, spawn};
+    s.turns[0].start_delay_s = std::max(0.0, first_t - end_of(*pturns[static_cast<std::size_t>(spawn)].call));
+    const double last_end = end_of(*s.turns.back().call);
+    const int idx = static_cast<int>(tree.streams.size());
+    int join = -1;
+    for (std::size_t k = static_cast<std::size_t>(spawn) + 1; k < pturns.size(); ++k)
+      if (pturns[k].call->t >= last_end) {
+        join = static_cast<int>(k);
+        break;
+      }
+    s.background = join < 0;
+    tree.streams[static_cast<std::size_t>(parent_stream)].turns[static_cast<std::size_t>(spawn)].spawns.push_back(idx);
+    if (join >= 0)
+      tree.streams[static_cast<std::size_t>(parent_stream)].turns[static_cast<std::size_t>(join)].joins.push_back(idx);
+    for (std::size_t k = 0; k < s.turns.size(); ++k) where[s.turns[k].call] = {idx, static_cast<int>(k)};
+    stream_of_chain[c] = idx;
+    tree.streams.push_back(std::move(s));
+    ++tree.flattened_agents;
+  }
+}
+
 }  // namespace
 
 SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agents) {
@@ -55,17 +112,25 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
     main_calls.insert(top.begin(), top.end());
   } else {
     for (std::size_t i : chains.chains[0].calls) main_calls.insert(top[i]);
-    tree.seams = chains.seams;
   }
 
   std::vector<int> awaiting_join;
+  std::vector<std::pair<int, std::pair<std::vector<const TraceCall*>, ChainResult>>> subagent_chains;
   for (const auto& entry : trace.entries) {
     if (!entry.is_subagent && !main_calls.count(&entry.call)) continue;  // a flattened agent's call
     if (!entry.is_subagent) {
       Turn turn;
       turn.call = &entry.call;
-      turn.joins = awaiting_join;
-      awaiting_join.clear();
+      // Tiered joins: a waiting child is joined by the first following
+      // parent call that starts after the child's last call ends; one that
+      // the recording shows still running keeps waiting for a later call.
+      std::vector<int> still_waiting;
+      for (int idx : awaiting_join) {
+        const auto& child = tree.streams[static_cast<std::size_t>(idx)];
+        if (end_of(*child.turns.back().call) <= entry.call.t + 1e-6) turn.joins.push_back(idx);
+        else still_waiting.push_back(idx);
+      }
+      awaiting_join = std::move(still_waiting);
       tree.streams[0].turns.push_back(std::move(turn));
       continue;
     }
@@ -80,10 +145,24 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
     child.parent = 0;
     child.spawned_by = {0, parent_turn};
     child.depth = 1;
-    for (const auto& c : entry.subagent.calls) {
-      Turn turn;
-      turn.call = &c;
-      child.turns.push_back(std::move(turn));
+    // Flattened agents inside the group, too: its first chain is the
+    // subagent's own stream, the others fork from it.
+    std::vector<const TraceCall*> inner;
+    for (const auto& c : entry.subagent.calls) inner.push_back(&c);
+    ChainResult inner_chains;
+    if (split_flattened_agents) inner_chains = detect_agent_chains(inner);
+    if (inner_chains.chains.empty()) {
+      for (const auto* c : inner) {
+        Turn turn;
+        turn.call = c;
+        child.turns.push_back(std::move(turn));
+      }
+    } else {
+      for (std::size_t i : inner_chains.chains[0].calls) {
+        Turn turn;
+        turn.call = inner[i];
+        child.turns.push_back(std::move(turn));
+      }
     }
     const TraceCall& spawn_call = *tree.streams[0].turns[static_cast<std::size_t>(parent_turn)].call;
     child.turns[0].start_delay_s = std::max(0.0, child.turns[0].call->t - end_of(spawn_call));
@@ -91,58 +170,13 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
     tree.streams.push_back(std::move(child));
     tree.streams[0].turns[static_cast<std::size_t>(parent_turn)].spawns.push_back(idx);
     awaiting_join.push_back(idx);
+    if (inner_chains.chains.size() > 1) subagent_chains.emplace_back(idx, std::make_pair(std::move(inner), std::move(inner_chains)));
   }
   for (int idx : awaiting_join) tree.streams[static_cast<std::size_t>(idx)].background = true;
 
-  // Flattened agents: one stream per further chain, spawned where it forked.
-  std::unordered_map<const TraceCall*, TurnRef> where;
-  for (std::size_t k = 0; k < tree.streams[0].turns.size(); ++k)
-    where[tree.streams[0].turns[k].call] = {0, static_cast<int>(k)};
-  std::vector<int> stream_of_chain(chains.chains.size(), 0);
-  for (std::size_t c = 1; c < chains.chains.size(); ++c) {
-    const AgentChain& ch = chains.chains[c];
-    const int parent_stream = ch.parent ? stream_of_chain[*ch.parent] : 0;
-    Stream s;
-    char name[16];
-    std::snprintf(name, sizeof name, "%03zu", c);
-    s.conversation_id = trace.id + "::fa:" + name;
-    s.parent = parent_stream;
-    s.depth = tree.streams[static_cast<std::size_t>(parent_stream)].depth + 1;
-    for (std::size_t i : ch.calls) {
-      Turn turn;
-      turn.call = top[i];
-      s.turns.push_back(std::move(turn));
-    }
-    const double first_t = s.turns.front().call->t;
-    // The spawning turn: the call it forked from, else the parent's latest
-    // call that ended by its start, else the parent's first call.
-    const auto& pturns = tree.streams[static_cast<std::size_t>(parent_stream)].turns;
-    int spawn = 0;
-    if (ch.fork_call && where.count(top[*ch.fork_call]) &&
-        where[top[*ch.fork_call]].stream == parent_stream) {
-      spawn = where[top[*ch.fork_call]].turn;
-    } else {
-      for (std::size_t k = 0; k < pturns.size(); ++k)
-        if (end_of(*pturns[k].call) <= first_t) spawn = static_cast<int>(k);
-    }
-    s.spawned_by = {parent_stream, spawn};
-    s.turns[0].start_delay_s = std::max(0.0, first_t - end_of(*pturns[static_cast<std::size_t>(spawn)].call));
-    const double last_end = end_of(*s.turns.back().call);
-    const int idx = static_cast<int>(tree.streams.size());
-    int join = -1;
-    for (std::size_t k = static_cast<std::size_t>(spawn) + 1; k < pturns.size(); ++k)
-      if (pturns[k].call->t >= last_end) {
-        join = static_cast<int>(k);
-        break;
-      }
-    s.background = join < 0;
-    tree.streams[static_cast<std::size_t>(parent_stream)].turns[static_cast<std::size_t>(spawn)].spawns.push_back(idx);
-    if (join >= 0) tree.streams[static_cast<std::size_t>(parent_stream)].turns[static_cast<std::size_t>(join)].joins.push_back(idx);
-    for (std::size_t k = 0; k < s.turns.size(); ++k) where[s.turns[k].call] = {idx, static_cast<int>(k)};
-    stream_of_chain[c] = idx;
-    tree.streams.push_back(std::move(s));
-    ++tree.flattened_agents;
-  }
+  add_flattened_streams(tree, 0, top, chains, trace.id);
+  for (auto& [idx, sub] : subagent_chains)
+    add_flattened_streams(tree, idx, sub.first, sub.second, tree.streams[static_cast<std::size_t>(idx)].conversation_id);
 
   for (auto& s : tree.streams) link_turns_in_stream(s, trace.block_size);
 

@@ -2,9 +2,12 @@
 //  - the root stream holds the trace's top-level calls;
 //  - a subagent group becomes a child stream "<trace>::sa:<agent_id>",
 //    spawned when the parent's preceding call completes, joined by the
-//    parent's following call (which waits for it); with no following call it
-//    runs in the background (nothing waits for it); with no preceding call it
-//    is dropped; adjacent groups with the same anchors form one branch;
+//    parent's following call (which waits for it) -- or, if the recording
+//    shows the group still running when that call started, by the first
+//    later call that starts after the group's last call ends ("tiered
+//    joins"); with no such call it runs in the background (nothing waits for
+//    it); with no preceding call it is dropped; adjacent groups with the
+//    same anchors form one branch;
 //  - delays are end-to-start: a turn starts max(0, t - (t_prev + api_time_prev))
 //    after the previous turn of its stream completes; a child's first turn
 //    starts that long after its spawning turn completes;

@@ -338,3 +338,56 @@ TEST(Replay, RoutingHeadersKeepATreeOnOneKey) {
     EXPECT_EQ(s.routing_key, "T1#0") << s.conversation;  // root and subagents alike
   }
 }
+
+TEST(Replay, BarrierHoldsABackgroundTurnForItsRecordedPredecessor) {
+  // Root r0 (0, 0.01) spawns B: b0 at 0.02, b1 at 0.30. B was still running
+  // when r1 started (0.05), so r1 does not join it (tiered joins) and, with
+  // no later root call, B runs in the background. Root r1
+  // at 0.05 takes 0.3 s (slow server for the root's second call), and
+  // was recorded complete (0.05 + 0.20 = 0.25) before b1 started (0.30):
+  // b1 waits for r1 although nothing joins B. Its own delay alone would
+  // send it at 0.03 + 0.27 = 0.30; r1 only comes back at ~0.35.
+  const char* bg = R"({"id":"P","block_size":4,"requests":[
+    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":0.01},
+    {"type":"subagent","t":0.02,"agent_id":"B","requests":[
+       {"type":"n","t":0.02,"in":4,"out":1,"hash_ids":[0],"api_time":0.01},
+       {"type":"n","t":0.30,"in":8,"out":1,"hash_ids":[0,3],"api_time":0.01}]},
+    {"type":"n","t":0.05,"in":8,"out":1,"hash_ids":[0,1],"api_time":0.20}]})";
+  std::mutex mu;
+  std::vector<Seen> seen;
+  std::int64_t t0 = 0;
+  testserver::ScriptedServer server([&](const testserver::ReceivedRequest& req) {
+    const std::string conv = req.header("x-correlation-id");
+    {
+      std::lock_guard lk(mu);
+      if (t0 == 0) t0 = req.received_ns;
+      seen.push_back({conv, static_cast<double>(req.received_ns - t0) / 1e9, req.body, ""});
+    }
+    testserver::StreamScript s;
+    s.chat = false;
+    s.tokens = 1;
+    // The root's second call is slow.
+    if (conv == "P#0") {
+      std::lock_guard lk(mu);
+      int n = 0;
+      for (const auto& x : seen) n += x.conversation == "P#0";
+      if (n == 2) s.ttft = 300ms;
+    }
+    return testserver::openai_stream_response(s);
+  });
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(bg, "t")};
+  auto c = config(server.url(), 0.6);
+  replay::run_replay(c, traces, "m");
+  std::lock_guard lk(mu);
+  double r1 = -1, b1 = -1;
+  int roots = 0, bs = 0;
+  for (const auto& s : seen) {
+    if (s.conversation == "P#0" && roots++ == 1) r1 = s.at_s;
+    if (s.conversation == "P::sa:B#0" && bs++ == 1) b1 = s.at_s;
+  }
+  ASSERT_GE(r1, 0);
+  ASSERT_GE(b1, 0);
+  EXPECT_NEAR(r1, 0.05, 0.02);
+  EXPECT_GT(b1, r1 + 0.28);  // held until r1 came back (~0.35), not sent at 0.30
+}

@@ -317,3 +317,22 @@ TEST(SessionTree, RepeatedCompactionStaysOneAgent) {
   EXPECT_EQ(tree.streams[0].turns.size(), 5u);
   EXPECT_EQ(tree.seams, 2);
 }
+
+TEST(SessionTree, FlattenedAgentsInsideASubagentGroup) {
+  const char* nested = R"({"id":"N","block_size":4,"requests":[
+    {"t":0,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
+    {"type":"subagent","t":1.5,"agent_id":"S","requests":[
+      {"t":1.5,"in":8,"out":1,"hash_ids":[50,51],"api_time":1},
+      {"t":2.0,"in":12,"out":1,"hash_ids":[50,51,60],"api_time":0.2},
+      {"t":3.0,"in":12,"out":1,"hash_ids":[50,51,52],"api_time":1}]},
+    {"t":5,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1}]})";
+  auto t = parse_weka_trace(nested, "x");
+  auto tree = build_session_tree(t);
+  ASSERT_EQ(tree.streams.size(), 3u);
+  EXPECT_EQ(tree.streams[1].conversation_id, "N::sa:S");
+  EXPECT_EQ(tree.streams[1].turns.size(), 2u);  // 1.5 and 3.0: the 2.0 call forked while 1.5 ran
+  EXPECT_EQ(tree.streams[2].conversation_id, "N::sa:S::fa:001");
+  EXPECT_EQ(tree.streams[2].parent, 1);
+  EXPECT_EQ(tree.streams[2].spawned_by, (TurnRef{1, 0}));
+  EXPECT_EQ(tree.streams[1].turns[1].joins, std::vector<int>{2});  // 3.0 starts after 2.2
+}
