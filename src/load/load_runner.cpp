@@ -30,16 +30,6 @@ std::chrono::steady_clock::time_point to_tp(std::int64_t ns) {
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
 }
 
-net::ClientOptions client_options(const ProfileConfig& c) {
-  net::ClientOptions o;
-  o.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.connect_timeout_s * 1000));
-  o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.request_timeout_s * 1000));
-  o.keepalive_idle_limit = std::chrono::milliseconds(static_cast<std::int64_t>(c.keepalive_idle_s * 1000));
-  o.connect_attempts = c.connect_attempts;
-  o.tls_verify = c.tls_verify;
-  return o;
-}
-
 // One phase's shared stop conditions; tickets number the requests.
 struct PhaseState {
   Phase phase = Phase::profiling;

@@ -60,6 +60,16 @@ void ProfileConfig::validate() const {
   if (progress_interval_s <= 0) bad("--progress-interval must be > 0 seconds");
 }
 
+net::ClientOptions client_options(const ProfileConfig& c) {
+  net::ClientOptions o;
+  o.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.connect_timeout_s * 1000));
+  o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.request_timeout_s * 1000));
+  o.keepalive_idle_limit = std::chrono::milliseconds(static_cast<std::int64_t>(c.keepalive_idle_s * 1000));
+  o.connect_attempts = c.connect_attempts;
+  o.tls_verify = c.tls_verify;
+  return o;
+}
+
 void to_json(nlohmann::json& j, const ProfileConfig& c) {
   auto opt = [](const auto& o) -> nlohmann::json { return o ? nlohmann::json(*o) : nlohmann::json(nullptr); };
   nlohmann::json extra = nlohmann::json::object();

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "net/client_options.h"
+
 namespace agentperf {
 
 enum class EndpointType { chat, completions };
@@ -77,5 +79,7 @@ const char* endpoint_type_name(EndpointType t) noexcept;
 const char* arrival_pattern_name(ArrivalPattern a) noexcept;
 const char* prompt_format_name(PromptFormat f) noexcept;
 void to_json(nlohmann::json& j, const ProfileConfig& c);
+// The connection-pool settings of a profile/replay configuration.
+net::ClientOptions client_options(const ProfileConfig& c);
 
 }  // namespace agentperf

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "metrics/record.h"
+#include "net/client_options.h"
 #include "net/http_request.h"
 #include "net/url.h"
 
@@ -28,16 +29,6 @@ class context;
 }
 
 namespace agentperf::net {
-
-struct ClientOptions {
-  std::chrono::milliseconds connect_timeout{10'000};
-  std::chrono::milliseconds request_timeout{21'600'000};  // AIPerf's default: 6 h
-  std::chrono::milliseconds keepalive_idle_limit{4'000};
-  int connect_attempts = 3;
-  bool tls_verify = false;
-  std::size_t max_error_body_bytes = 64 << 10;
-  std::size_t max_body_bytes = 256u << 20;
-};
 
 struct Connection;
 

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "metrics/progress.h"
+#include "load/request_builder.h"
 #include "net/http_client.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/exact_text.h"
@@ -143,16 +144,6 @@ class Runner {
   LiveCounters& counters() { return counters_; }
 
  private:
-  static net::ClientOptions client_options(const ProfileConfig& c) {
-    net::ClientOptions o;
-    o.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.connect_timeout_s * 1000));
-    o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.request_timeout_s * 1000));
-    o.keepalive_idle_limit = std::chrono::milliseconds(static_cast<std::int64_t>(c.keepalive_idle_s * 1000));
-    o.connect_attempts = c.connect_attempts;
-    o.tls_verify = c.tls_verify;
-    return o;
-  }
-
   double now() const { return static_cast<double>(monotonic_ns() - start_ns_) / 1e9; }
 
   void begin_profiling(double t) {
@@ -496,12 +487,7 @@ class Runner {
   }
 
   std::string make_id(std::uint64_t i) const {
-    return make_request_id_(mix_seed(cfg_.client.seed, 0x4E9, i), mix_seed(cfg_.client.seed, 0x4EA, i));
-  }
-  static std::string make_request_id_(std::uint64_t a, std::uint64_t b) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a), static_cast<unsigned long long>(b));
-    return buf;
+    return make_request_id(mix_seed(cfg_.client.seed, 0x4E9, i), mix_seed(cfg_.client.seed, 0x4EA, i));
   }
 
   asio::awaitable<void> scheduler() {

@@ -71,6 +71,8 @@ TEST(HttpClient, MeasuresTtftAndItlWithinOneMillisecondOfTheSchedule) {
 
 TEST(HttpClient, HandlesEventsSplitAcrossReadsAndManyEventsPerRead) {
   const std::string ev = "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n";
+  testserver::ServerOptions opts;
+  opts.record_write_times = true;
   ScriptedServer server([&](const testserver::ReceivedRequest&) {
     ScriptedResponse r;
     r.headers = {{"Content-Type", "text/event-stream"}};
@@ -79,16 +81,22 @@ TEST(HttpClient, HandlesEventsSplitAcrossReadsAndManyEventsPerRead) {
     r.steps.push_back({40ms, ev.substr(0, ev.size() - 1)});    // all but the final LF
     r.steps.push_back({60ms, "\ndata: [DONE]\n\n"});
     return r;
-  });
+  }, opts);
   server.start();
   ClientHarness h(server.url());
-  auto rec = h.send(chat_request());
+  auto rec = h.send(chat_request("split-1"));
   ASSERT_TRUE(rec.ok()) << rec.error->message;
   ASSERT_EQ(rec.content_ns.size(), 6u);
-  EXPECT_NEAR(ms(rec.content_ns[1] - rec.content_ns[0]), 20.0, 1.5);  // completed by the second write
+  const auto writes = server.write_times("split-1");
+  ASSERT_EQ(writes.size(), 4u);
+  // An event is stamped when its last byte arrives: event 2 with the second
+  // write, event 6 with the fourth (its blank line). Within 1 ms of the
+  // server's writes (which may themselves run late on a loaded machine).
+  EXPECT_NEAR(ms(rec.content_ns[1] - rec.content_ns[0]), ms(writes[1] - writes[0]), 1.0);
+  EXPECT_NEAR(ms(rec.content_ns[5] - rec.content_ns[4]), ms(writes[3] - writes[2]), 1.0);
+  EXPECT_NEAR(ms(rec.content_ns[1] - rec.content_ns[0]), 20.0, 10.0);
   EXPECT_LE(rec.content_ns[1], rec.content_ns[2]);
   EXPECT_LE(rec.content_ns[2], rec.content_ns[3]);
-  EXPECT_NEAR(ms(rec.content_ns[5] - rec.content_ns[4]), 40.0, 1.5);  // dispatched by the blank line at 60 ms
   EXPECT_TRUE(rec.saw_done);
 }
 
