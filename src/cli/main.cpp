@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/checkpoint_command.h"
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
 #include "cli/replay_command.h"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   auto sim = cli::add_sim_command(app);
   auto traces = cli::add_traces_command(app);
   auto replay = cli::add_replay_command(app);
+  auto checkpoint = cli::add_checkpoint_command(app);
 
   try {
     app.parse(argc, argv);
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
     if (int code = cli::execute_sim_command(*sim, command); code >= 0) return code;
     if (int code = cli::execute_traces_command(*traces); code >= 0) return code;
     if (int code = cli::execute_replay_command(*replay, command); code >= 0) return code;
+    if (int code = cli::execute_checkpoint_command(*checkpoint); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

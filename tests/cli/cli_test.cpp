@@ -187,3 +187,14 @@ TEST(Cli, TracesSynthAndInspect) {
   EXPECT_NE(i.output.find("theoretical prefix-cache hit"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST(Cli, CheckpointWithNoValidCandidateFails) {
+  const auto dir = temp_dir("ckpt");
+  std::filesystem::create_directories(dir / "empty");
+  auto r = run_cli("checkpoint --candidates " + (dir / "empty").string() + "," + (dir / "nope").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("no .safetensors files"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no such directory"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no valid checkpoint"), std::string::npos) << r.output;
+  std::filesystem::remove_all(dir);
+}
