@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/checkpoint_command.h"
+#include "cli/eval_command.h"
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
 #include "cli/replay_command.h"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   auto traces = cli::add_traces_command(app);
   auto replay = cli::add_replay_command(app);
   auto checkpoint = cli::add_checkpoint_command(app);
+  auto eval = cli::add_eval_command(app);
 
   try {
     app.parse(argc, argv);
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
     if (int code = cli::execute_traces_command(*traces); code >= 0) return code;
     if (int code = cli::execute_replay_command(*replay, command); code >= 0) return code;
     if (int code = cli::execute_checkpoint_command(*checkpoint); code >= 0) return code;
+    if (int code = cli::execute_eval_command(*eval); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

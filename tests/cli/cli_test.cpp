@@ -198,3 +198,33 @@ TEST(Cli, CheckpointWithNoValidCandidateFails) {
   EXPECT_NE(r.output.find("no valid checkpoint"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
 }
+
+TEST(Cli, EvalGsm8kThresholdSetsTheExitCode) {
+  // A server that always answers 12: right only for the sample's first
+  // scored question whose answer is 12.
+  agentperf::testserver::ScriptedServer server([](const agentperf::testserver::ReceivedRequest& req) {
+    agentperf::testserver::ScriptedResponse r;
+    r.framing = agentperf::testserver::ScriptedResponse::Framing::content_length;
+    r.headers = {{"Content-Type", "application/json"}};
+    r.steps.push_back({0ns, req.target == "/v1/models"
+                                ? std::string(R"({"data":[{"id":"m"}]})")
+                                : std::string(R"({"choices":[{"text":" So the answer is 12.\n#### 12"}]})")});
+    return r;
+  });
+  server.start();
+  const auto dir = temp_dir("eval");
+  std::filesystem::create_directories(dir);
+  const std::string base = "eval gsm8k --url " + server.url() + " --endpoint-type completions --dataset " +
+                           AGENTPERF_GSM8K_SAMPLE + " --fewshot 0 -o " + (dir / "r.json").string();
+  auto fail = run_cli(base + " --threshold 0.5");
+  EXPECT_EQ(fail.code, 1) << fail.output;
+  EXPECT_NE(fail.output.find("strict-match 0.0833"), std::string::npos) << fail.output;  // 1 of 12
+  auto pass = run_cli(base + " --threshold 0.05");
+  EXPECT_EQ(pass.code, 0) << pass.output;
+  std::ifstream in(dir / "r.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["questions"], 12);
+  EXPECT_EQ(j["answers"].size(), 12u);
+  EXPECT_TRUE(j["answers"][0]["correct"].get<bool>());
+  std::filesystem::remove_all(dir);
+}

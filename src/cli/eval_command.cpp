@@ -1,0 +1,109 @@
+#include "cli/eval_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/profile_command.h"
+#include "common/error.h"
+#include "eval/eval_runner.h"
+#include "load/load_runner.h"
+
+namespace agentperf::cli {
+
+struct EvalCommand {
+  CLI::App* gsm8k = nullptr;
+  eval::EvalConfig cfg;
+  ProfileCliText text;
+  std::string dataset, fewshot_file, output, metric = "flexible";
+  int fewshot = 5;
+  int limit = 0;
+  double threshold = 0;
+};
+
+std::shared_ptr<EvalCommand> add_eval_command(CLI::App& app) {
+  auto ec = std::make_shared<EvalCommand>();
+  auto* eval = app.add_subcommand("eval", "Accuracy checks against an endpoint");
+  eval->require_subcommand(1);
+  ec->gsm8k = eval->add_subcommand("gsm8k", "Few-shot GSM8K (lm-eval's strict and flexible exact match)");
+  ec->text.endpoint_type = "chat";
+  add_target_options(*ec->gsm8k, ec->cfg.client, ec->text);
+  add_client_options(*ec->gsm8k, ec->cfg.client);
+  auto* g = "GSM8K";
+  ec->gsm8k->add_option("--dataset", ec->dataset, "JSONL with question/answer per line (the GSM8K test split format)")
+      ->required()->check(CLI::ExistingFile)->group(g);
+  ec->gsm8k->add_option("--fewshot", ec->fewshot, "Worked examples before each question")
+      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(g);
+  ec->gsm8k->add_option("--fewshot-file", ec->fewshot_file,
+                        "Examples to take the shots from (default: the dataset's first N, then not scored)")
+      ->check(CLI::ExistingFile)->group(g);
+  ec->gsm8k->add_option("--limit", ec->limit, "Score only the first N questions")->check(CLI::NonNegativeNumber)->group(g);
+  ec->gsm8k->add_option("-c,--concurrency", ec->cfg.concurrency, "Requests in flight")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  ec->gsm8k->add_option("--max-tokens", ec->cfg.max_tokens, "Generation length cap")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  ec->gsm8k->add_option("--threshold", ec->threshold, "Exit 1 when the accuracy is below this (e.g. 0.94)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(g);
+  ec->gsm8k->add_option("--metric", ec->metric, "Which accuracy the threshold applies to")
+      ->check(CLI::IsMember({"flexible", "strict"}))->capture_default_str()->group(g);
+  ec->gsm8k->add_option("-o,--output", ec->output, "Write results JSON (scores and every answer) here")->group(g);
+  return ec;
+}
+
+int execute_eval_command(EvalCommand& ec) {
+  if (!ec.gsm8k->parsed()) return -1;
+  finish_profile_options(ec.cfg.client, ec.text);
+  auto items = eval::load_gsm8k(ec.dataset);
+  std::vector<eval::Gsm8kItem> shots;
+  if (!ec.fewshot_file.empty()) {
+    auto pool = eval::load_gsm8k(ec.fewshot_file);
+    if (static_cast<int>(pool.size()) < ec.fewshot)
+      throw UserError("--fewshot-file has " + std::to_string(pool.size()) + " examples, fewer than --fewshot " +
+                      std::to_string(ec.fewshot));
+    shots.assign(pool.begin(), pool.begin() + ec.fewshot);
+  } else if (ec.fewshot > 0) {
+    if (static_cast<int>(items.size()) <= ec.fewshot)
+      throw UserError("--dataset has " + std::to_string(items.size()) + " questions: not enough for " +
+                      std::to_string(ec.fewshot) + " shots and at least one question (give --fewshot-file)");
+    shots.assign(items.begin(), items.begin() + ec.fewshot);
+    items.erase(items.begin(), items.begin() + ec.fewshot);
+  }
+  if (ec.limit > 0 && static_cast<int>(items.size()) > ec.limit) items.resize(static_cast<std::size_t>(ec.limit));
+  const std::string model = preflight_model(ec.cfg.client);
+  auto res = eval::run_gsm8k(ec.cfg, items, shots, model);
+
+  const double acc = ec.metric == "strict" ? res.strict : res.flexible;
+  const bool pass = acc >= ec.threshold;
+  std::printf("GSM8K %d-shot on %zu questions (%s): strict-match %.4f, flexible-extract %.4f, %zu errors\n",
+              static_cast<int>(shots.size()), items.size(), model.c_str(), res.strict, res.flexible, res.errors);
+  std::printf("%s: %s %.4f %s threshold %.4f\n", pass ? "PASS" : "FAIL", ec.metric.c_str(), acc, pass ? ">=" : "<",
+              ec.threshold);
+  if (!ec.output.empty()) {
+    nlohmann::ordered_json j;
+    j["task"] = "gsm8k";
+    j["model"] = model;
+    j["fewshot"] = shots.size();
+    j["questions"] = items.size();
+    j["accuracy"] = {{"strict_match", res.strict}, {"flexible_extract", res.flexible}};
+    j["errors"] = res.errors;
+    j["threshold"] = {{"metric", ec.metric}, {"value", ec.threshold}, {"pass", pass}};
+    j["answers"] = nlohmann::ordered_json::array();
+    for (const auto& r : res.records) {
+      j["answers"].push_back({{"index", r.index},
+                              {"target", items[r.index].target},
+                              {"strict", r.score.strict_answer ? nlohmann::ordered_json(*r.score.strict_answer) : nullptr},
+                              {"flexible", r.score.flexible_answer ? nlohmann::ordered_json(*r.score.flexible_answer) : nullptr},
+                              {"correct", r.score.flexible},
+                              {"error", r.error ? nlohmann::ordered_json(r.error->message) : nullptr},
+                              {"response", r.response}});
+    }
+    std::ofstream out(ec.output + ".partial");
+    out << j.dump(2) << "\n";
+    if (!out) throw UserError("cannot write '" + ec.output + "'");
+    out.close();
+    std::rename((ec.output + ".partial").c_str(), ec.output.c_str());
+  }
+  return pass ? 0 : 1;
+}
+
+}  // namespace agentperf::cli
