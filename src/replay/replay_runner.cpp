@@ -414,6 +414,7 @@ class Runner {
     rec.request_index = static_cast<std::uint64_t>(next_request_++);
     rec.phase = warm ? Phase::warmup : Phase::profiling;
     rec.session_num = p->index;
+    rec.worker_id = p->lane;  // the lane: the report draws one row per lane
     rec.conversation_id = stream.conversation_id;
     rec.root_correlation_id = p->root_id;
     rec.turn_index = k;

@@ -1,0 +1,180 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "common/error.h"
+#include "common/version.h"
+#include "metrics/stats.h"
+#include "report/web_assets.h"
+
+namespace agentperf::report {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+double metric(const json& rec, const char* tag) {
+  const auto& m = rec["metrics"];
+  if (!m.contains(tag) || !m[tag]["value"].is_number()) return -1;
+  return m[tag]["value"].get<double>();
+}
+
+json pct_block(std::vector<double> v, bool invert) {
+  json j = json::object();
+  if (v.empty()) return j;
+  Summary s = summarize(v);
+  auto f = [&](double x) { return invert ? (x > 0 ? 1.0 / x : 0.0) : x; };
+  j["p50"] = f(s.percentile(50));
+  j["p90"] = f(s.percentile(90));
+  j["p99"] = f(s.percentile(99));
+  j["mean"] = f(s.avg);
+  return j;
+}
+
+std::vector<double> downsample(std::vector<double> v, std::size_t n) {
+  std::sort(v.begin(), v.end());
+  if (v.size() <= n) return v;
+  std::vector<double> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(v[i * (v.size() - 1) / (n - 1)]);
+  return out;
+}
+
+}  // namespace
+
+json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts) {
+  json data = {{"version", std::string(version())}, {"points", json::array()}, {"runs", json::array()}};
+  for (const auto& dir : dirs) {
+    const fs::path d(dir);
+    const auto jsonl = d / "profile_export.jsonl";
+    const auto aggp = d / "profile_export_aiperf.json";
+    if (!fs::exists(jsonl)) throw UserError("'" + dir + "' has no profile_export.jsonl (expected a result directory)");
+    json agg = json::object();
+    if (fs::exists(aggp)) {
+      std::ifstream in(aggp);
+      agg = json::parse(in, nullptr, false);
+      if (agg.is_discarded()) throw UserError(aggp.string() + ": not valid JSON");
+    }
+    int gpus = opts.gpus;
+    if (gpus <= 0 && agg.contains("inferencex")) gpus = agg["inferencex"]["throughput"].value("num_gpus", 1);
+    if (gpus <= 0) gpus = 1;
+
+    std::vector<json> recs;
+    std::ifstream in(jsonl);
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (line.empty()) continue;
+      auto r = json::parse(line, nullptr, false);
+      if (r.is_discarded() || !r.contains("metadata"))
+        throw UserError(jsonl.string() + ":" + std::to_string(n) + ": not a profile_export record");
+      recs.push_back(std::move(r));
+    }
+    std::vector<double> ttft, itl, e2el, e2el_tok;
+    double isl = 0, osl = 0, cached = 0;
+    std::int64_t first = INT64_MAX, last = 0, ok = 0, errors = 0;
+    for (const auto& r : recs) {
+      const auto& md = r["metadata"];
+      if (md.value("benchmark_phase", "profiling") != "profiling") continue;
+      if (!r["error"].is_null()) {
+        ++errors;
+        continue;
+      }
+      ++ok;
+      first = std::min(first, md["request_start_ns"].get<std::int64_t>());
+      last = std::max(last, md["request_end_ns"].get<std::int64_t>());
+      const double t = metric(r, "time_to_first_token"), i = metric(r, "inter_token_latency"),
+                   e = metric(r, "request_latency"), in_t = metric(r, "input_sequence_length"),
+                   out_t = metric(r, "output_sequence_length"), c = metric(r, "usage_prompt_cache_read_tokens");
+      if (t > 0) ttft.push_back(t);
+      if (i > 0) itl.push_back(i);
+      if (e > 0) e2el.push_back(e);
+      if (e > 0 && out_t > 0) e2el_tok.push_back(e / 1000 / out_t);
+      if (in_t > 0) isl += in_t;
+      if (out_t > 0) osl += out_t;
+      if (c > 0) cached += c;
+    }
+    const double dur = ok > 0 ? static_cast<double>(last - first) / 1e9 : 0;
+    std::string name = d.filename().string();
+    if (name.empty()) name = d.parent_path().filename().string();
+    if (agg.contains("input_config") && agg["input_config"].contains("load") &&
+        agg["input_config"]["load"]["concurrency"].is_number())
+      name += " (c=" + std::to_string(agg["input_config"]["load"]["concurrency"].get<int>()) + ")";
+    std::vector<double> itl_s;
+    for (double v : itl) itl_s.push_back(v / 1000);
+    json point = {{"name", name},
+                  {"dir", dir},
+                  {"requests", ok},
+                  {"errors", errors},
+                  {"gpus", gpus},
+                  {"tput_per_gpu", dur > 0 ? (isl + osl) / dur / gpus : 0.0},
+                  {"output_per_gpu", dur > 0 ? osl / dur / gpus : 0.0},
+                  {"intvty", pct_block(itl_s, true)},
+                  {"e2e_intvty", pct_block(e2el_tok, true)},
+                  {"ttft_p50", ttft.empty() ? 0.0 : pct_block(ttft, false)["p50"].get<double>()},
+                  {"itl_p50", itl.empty() ? 0.0 : pct_block(itl, false)["p50"].get<double>()},
+                  {"cache_hit", isl > 0 ? cached / isl : 0.0}};
+    data["points"].push_back(point);
+
+    // Timeline (1 s bins) and lanes, over all phases, from the run's start.
+    std::int64_t t0 = INT64_MAX, t1 = 0;
+    for (const auto& r : recs) {
+      t0 = std::min(t0, r["metadata"]["request_start_ns"].get<std::int64_t>());
+      t1 = std::max(t1, r["metadata"]["request_end_ns"].get<std::int64_t>());
+    }
+    const auto bins = static_cast<std::size_t>(std::max<std::int64_t>(1, (t1 - t0) / 1'000'000'000 + 1));
+    std::vector<double> t(bins), rps(bins, 0), otps(bins, 0), inflight(bins, 0);
+    for (std::size_t b = 0; b < bins; ++b) t[b] = static_cast<double>(b);
+    std::map<std::string, json> lanes;
+    std::map<std::string, int> trees;
+    for (const auto& r : recs) {
+      const auto& md = r["metadata"];
+      const auto s = md["request_start_ns"].get<std::int64_t>() - t0;
+      const auto e = md["request_end_ns"].get<std::int64_t>() - t0;
+      const auto be = std::min<std::size_t>(bins - 1, static_cast<std::size_t>(e / 1'000'000'000));
+      rps[be] += 1;
+      const double out_t = metric(r, "output_sequence_length");
+      if (out_t > 0) otps[be] += out_t;
+      for (auto b = static_cast<std::size_t>(s / 1'000'000'000); b <= be && b < bins; ++b) inflight[b] += 1;
+      const std::string lane = md.value("worker_id", "lane");
+      const std::string tree = md["root_correlation_id"].is_string() ? md["root_correlation_id"].get<std::string>()
+                                                                     : std::to_string(md.value("session_num", 0));
+      if (!trees.count(tree)) trees[tree] = static_cast<int>(trees.size());
+      auto& l = lanes[lane];
+      if (l.is_null()) l = {{"lane", lane}, {"spans", json::array()}};
+      if (l["spans"].size() < 4000)
+        l["spans"].push_back({static_cast<double>(s) / 1e9, static_cast<double>(e) / 1e9,
+                              md.value("benchmark_phase", "profiling") == "warmup", trees[tree]});
+    }
+    json lane_list = json::array();
+    for (auto& [k, v] : lanes)
+      if (lane_list.size() < 128) lane_list.push_back(v);
+    data["runs"].push_back({{"name", name},
+                            {"duration", static_cast<double>(t1 - t0) / 1e9},
+                            {"cdf", {{"TTFT", downsample(ttft, 400)}, {"ITL", downsample(itl, 400)}, {"E2EL", downsample(e2el, 400)}}},
+                            {"timeline", {{"t", t}, {"rps", rps}, {"otps", otps}, {"in_flight", inflight}}},
+                            {"lanes", lane_list}});
+  }
+  return data;
+}
+
+std::string render_report(const json& data) {
+  std::string html = report_template();
+  auto replace = [&](const std::string& marker, const std::string& with) {
+    const auto at = html.find(marker);
+    if (at == std::string::npos) throw std::logic_error("report template lacks " + marker);
+    html.replace(at, marker.size(), with);
+  };
+  std::string payload = data.dump();
+  // Keep "</script>" in strings from closing the script element.
+  for (std::size_t at = 0; (at = payload.find("</", at)) != std::string::npos; at += 3) payload.replace(at, 2, "<\\/");
+  replace("/*UPLOT_CSS*/", uplot_css());
+  replace("/*UPLOT_JS*/", uplot_js());
+  replace("/*REPORT_DATA*/", payload);
+  return html;
+}
+
+}  // namespace agentperf::report

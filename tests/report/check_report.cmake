@@ -1,0 +1,22 @@
+# Makes two runs with the simulator, writes the report, and checks it in a
+# real browser (headless chromium through playwright-core).
+# Inputs: AGENTPERF, NODE, SCRIPT, MODULES, WORK.
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+foreach(c 4 16)
+  execute_process(COMMAND "${AGENTPERF}" sim predict --model-spec qwen3-8b -c ${c} -n 120 --isl 1024 --isl-stddev 200
+                          --osl 128 --osl-stddev 32 -o "${WORK}/c${c}"
+                  RESULT_VARIABLE rc OUTPUT_QUIET)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "sim predict -c ${c} failed (${rc})")
+  endif()
+endforeach()
+execute_process(COMMAND "${AGENTPERF}" report "${WORK}/c4" "${WORK}/c16" -o "${WORK}/report.html" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "agentperf report failed (${rc})")
+endif()
+execute_process(COMMAND "${NODE}" "${SCRIPT}" "${MODULES}" "${WORK}/report.html" 2 2 "${WORK}/report.png"
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the report did not render as expected in chromium (${rc})")
+endif()
