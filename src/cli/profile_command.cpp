@@ -11,6 +11,8 @@
 #include "load/load_runner.h"
 #include "load/request_builder.h"
 #include "metrics/export.h"
+#include "metrics/metrics_scraper.h"
+#include "net/url.h"
 
 namespace agentperf::cli {
 namespace {
@@ -130,6 +132,13 @@ void add_client_options(CLI::App& cmd, ProfileConfig& cfg) {
 
 void add_output_options(CLI::App& cmd, ProfileConfig& cfg) {
   auto* output = "Output";
+  cmd.add_flag("--server-metrics", cfg.server_metrics,
+               "Scrape the server's Prometheus /metrics during the run into server_metrics_timeline.jsonl")
+      ->group(output);
+  cmd.add_option("--server-metrics-url", cfg.server_metrics_url, "Metrics URL (default: <url>/metrics); implies --server-metrics")
+      ->group(output);
+  cmd.add_option("--server-metrics-interval", cfg.server_metrics_interval_s, "Seconds between scrapes")
+      ->check(CLI::PositiveNumber)->group(output)->capture_default_str();
   cmd.add_option("-o,--artifact-dir,--output-artifact-dir", cfg.artifact_dir, "Directory for result files")
       ->group(output)->capture_default_str();
   cmd.add_flag("-q,--quiet", cfg.quiet, "No progress line")->group(output);
@@ -172,6 +181,28 @@ void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text) {
   }
 }
 
+std::unique_ptr<MetricsScraper> start_server_metrics(const ProfileConfig& cfg) {
+  if (!cfg.server_metrics && cfg.server_metrics_url.empty()) return nullptr;
+  std::string url = cfg.server_metrics_url;
+  if (url.empty()) {
+    const auto u = net::parse_url(cfg.url);
+    url = u.origin() + net::join_path(u.path, "/metrics");
+  }
+  auto s = std::make_unique<MetricsScraper>(url, cfg.server_metrics_interval_s,
+                                            (std::filesystem::path(cfg.artifact_dir) / "server_metrics_timeline.jsonl").string());
+  s->start();
+  return s;
+}
+
+void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const ProfileConfig& cfg) {
+  if (!s) return;
+  const auto n = s->stop();
+  if (!cfg.quiet)
+    std::fprintf(stderr, "agentperf: %zu server-metrics samples (%zu failed scrapes) in server_metrics_timeline.jsonl\n", n,
+                 s->failures());
+  s.reset();
+}
+
 int run_profile(ProfileConfig cfg, const std::string& cli_command) {
   if (!cfg.request_count && !cfg.duration_s) {
     const double base = cfg.concurrency ? 10.0 * *cfg.concurrency : 10.0 * cfg.request_rate.value_or(10);
@@ -195,9 +226,11 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command) {
                                   : ("concurrency " + std::to_string(*cfg.concurrency)).c_str());
 
   LoadRunner runner(cfg, model);
+  auto scraper = start_server_metrics(cfg);
   auto previous = std::signal(SIGINT, on_sigint);
   RunResult result = runner.run();
   std::signal(SIGINT, previous);
+  stop_server_metrics(scraper, cfg);
 
   nlohmann::json input_config = cfg;
   AggregateInputs in;

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "load/profile_config.h"
+#include "metrics/metrics_scraper.h"
 
 namespace agentperf::cli {
 
@@ -32,6 +33,10 @@ void add_output_options(CLI::App& cmd, ProfileConfig& cfg);
 
 // Turns the text forms into cfg fields; throws UserError naming the option.
 void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text);
+
+// Server-metrics scraping around a run (null when not asked for).
+std::unique_ptr<MetricsScraper> start_server_metrics(const ProfileConfig& cfg);
+void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const ProfileConfig& cfg);
 
 // Runs the benchmark described by cfg; returns the process exit code.
 int run_profile(ProfileConfig cfg, const std::string& cli_command);

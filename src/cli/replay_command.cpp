@@ -109,7 +109,9 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   rc.cfg.client = rc.client;
   Rng id_rng(mix_seed(rc.client.seed, static_cast<std::uint64_t>(wall_ns())));
   rc.cfg.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
+  auto scraper = start_server_metrics(rc.client);
   auto res = replay::run_replay(rc.cfg, traces, model);
+  stop_server_metrics(scraper, rc.client);
 
   nlohmann::json input = rc.client;
   input["replay"] = {{"traces", rc.traces}, {"lanes", rc.cfg.lanes}, {"system_idle_cap_s", rc.cfg.system_idle_cap_s},

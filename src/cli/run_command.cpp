@@ -32,6 +32,7 @@ std::shared_ptr<RunCommand> add_run_command(CLI::App& app) {
   rc->cfg.isl = {512, 0, 1};
   rc->cfg.osl = {64, 0, 1};
   rc->cfg.warmup_request_count = 8;
+  rc->cfg.server_metrics = true;  // the report then shows the engine's queue, KV usage and cache hits
   rc->text.endpoint_type = "completions";
   rc->cfg.url = "";
   rc->engine.model = "qwen3-8b";

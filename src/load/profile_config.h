@@ -64,6 +64,11 @@ struct ProfileConfig {
   int connect_attempts = 3;
   bool tls_verify = false;
 
+  // server metrics: scrape <url>/metrics (or server_metrics_url) while running
+  bool server_metrics = false;
+  std::string server_metrics_url;
+  double server_metrics_interval_s = 1.0;
+
   // output
   std::string artifact_dir = "artifacts";
   bool quiet = false;

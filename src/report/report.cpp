@@ -149,6 +149,44 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
         l["spans"].push_back({static_cast<double>(s) / 1e9, static_cast<double>(e) / 1e9,
                               md.value("benchmark_phase", "profiling") == "warmup", trees[tree]});
     }
+    // Scraped server metrics, when the run recorded them.
+    json server = nullptr;
+    if (fs::exists(d / "server_metrics_timeline.jsonl")) {
+      std::ifstream sm(d / "server_metrics_timeline.jsonl");
+      json st = json::array(), running = json::array(), queue = json::array(), kv = json::array(), hit = json::array();
+      auto pick = [](const json& m, std::initializer_list<const char*> names) -> json {
+        for (const char* n : names)
+          if (m.contains(n)) return m[n];
+        return nullptr;
+      };
+      double prev_cached = -1, prev_prompt = -1;
+      while (std::getline(sm, line)) {
+        auto s = json::parse(line, nullptr, false);
+        if (s.is_discarded() || !s.contains("metrics")) continue;
+        const auto& m = s["metrics"];
+        st.push_back(static_cast<double>(s["t_ns"].get<std::int64_t>() - t0) / 1e9);
+        running.push_back(pick(m, {"sglang:num_running_reqs", "sglang:num_requests_running", "vllm:num_requests_running"}));
+        queue.push_back(pick(m, {"sglang:num_queue_reqs", "sglang:num_requests_waiting", "vllm:num_requests_waiting"}));
+        json usage = pick(m, {"sglang:token_usage", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"});
+        kv.push_back(usage.is_number() ? json(100 * usage.get<double>()) : json(nullptr));
+        // Hit rate over each interval from the counters, else the gauge.
+        const json cached = pick(m, {"sglang:cached_tokens_total", "vllm:prefix_cache_hits_total"});
+        const json prompt = pick(m, {"sglang:prompt_tokens_total", "vllm:prefix_cache_queries_total"});
+        json h = nullptr;
+        if (cached.is_number() && prompt.is_number()) {
+          const double c = cached.get<double>(), p = prompt.get<double>();
+          if (prev_prompt >= 0 && p > prev_prompt) h = 100 * (c - prev_cached) / (p - prev_prompt);
+          prev_cached = c;
+          prev_prompt = p;
+        } else if (m.contains("sglang:cache_hit_rate")) {
+          h = 100 * m["sglang:cache_hit_rate"].get<double>();
+        }
+        hit.push_back(h);
+      }
+      if (!st.empty())
+        server = {{"t", st}, {"running", running}, {"queue", queue}, {"kv_usage_pct", kv}, {"cache_hit_pct", hit}};
+    }
+
     json lane_list = json::array();
     for (auto& [k, v] : lanes)
       if (lane_list.size() < 128) lane_list.push_back(v);
@@ -156,7 +194,8 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
                             {"duration", static_cast<double>(t1 - t0) / 1e9},
                             {"cdf", {{"TTFT", downsample(ttft, 400)}, {"ITL", downsample(itl, 400)}, {"E2EL", downsample(e2el, 400)}}},
                             {"timeline", {{"t", t}, {"rps", rps}, {"otps", otps}, {"in_flight", inflight}}},
-                            {"lanes", lane_list}});
+                            {"lanes", lane_list},
+                            {"server", server}});
   }
   return data;
 }

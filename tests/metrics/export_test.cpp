@@ -110,3 +110,28 @@ TEST(Export, FilesAreWrittenWhole) {
   EXPECT_THROW(write_json_file(dir / "missing-dir" / "x.json", nlohmann::ordered_json::object()), UserError);
   std::filesystem::remove_all(dir);
 }
+
+#include "metrics/prometheus_text.h"
+
+TEST(PrometheusText, ParsesGaugesCountersLabelsAndSkipsBuckets) {
+  const char* text =
+      "# HELP sglang:num_running_reqs Running\n"
+      "# TYPE sglang:num_running_reqs gauge\n"
+      "sglang:num_running_reqs{model_name=\"m\"} 3\n"
+      "sglang:cached_tokens_total{model_name=\"m\",cache_source=\"device\"} 100\n"
+      "sglang:cached_tokens_total{model_name=\"m\",cache_source=\"host\"} 20 1700000000000\n"
+      "sglang:ttft_seconds_bucket{le=\"0.1\"} 5\n"
+      "vllm:gpu_cache_usage_perc 0.5\r\n"
+      "broken{label=\"x} 1\n"
+      "weird_value{a=\"b\"} abc\n";
+  std::size_t bad = 0;
+  auto samples = parse_prometheus_text(text, &bad);
+  EXPECT_EQ(bad, 2u);
+  ASSERT_EQ(samples.size(), 4u);
+  EXPECT_EQ(samples[1].labels.at("cache_source"), "device");
+  auto sums = sum_by_name(samples);
+  EXPECT_DOUBLE_EQ(sums["sglang:cached_tokens_total"], 120);
+  EXPECT_DOUBLE_EQ(sums["sglang:num_running_reqs"], 3);
+  EXPECT_DOUBLE_EQ(sums["vllm:gpu_cache_usage_perc"], 0.5);
+  EXPECT_FALSE(sums.count("sglang:ttft_seconds_bucket"));
+}

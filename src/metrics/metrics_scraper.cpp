@@ -1,0 +1,91 @@
+#include "metrics/metrics_scraper.h"
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/asio_aliases.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "metrics/prometheus_text.h"
+#include "net/http_client.h"
+
+namespace agentperf {
+using namespace aio;
+
+struct MetricsScraper::Impl {
+  std::string url, output;
+  double interval_s;
+  asio::io_context io{1};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::thread thread;
+  std::atomic<bool> stop{false};
+  std::vector<std::string> lines;
+  std::size_t failures = 0;
+
+  asio::awaitable<void> loop() {
+    const auto u = net::parse_url(url);
+    net::ClientOptions o;
+    o.request_timeout = std::chrono::milliseconds(5000);
+    o.connect_attempts = 1;
+    net::HttpClient client(io, u, o);
+    asio::steady_timer timer(io);
+    auto next = std::chrono::steady_clock::now();
+    while (!stop) {
+      net::HttpRequest req;
+      req.method = "GET";
+      req.path = u.path;
+      req.headers.emplace_back("Accept", "text/plain");
+      auto res = co_await client.fetch(req);
+      if (res.error || res.status != 200) {
+        ++failures;
+      } else {
+        nlohmann::json j = {{"t_ns", wall_ns()}, {"metrics", sum_by_name(parse_prometheus_text(res.body))}};
+        lines.push_back(j.dump());
+      }
+      next += std::chrono::nanoseconds(static_cast<std::int64_t>(interval_s * 1e9));
+      timer.expires_at(next);
+      co_await timer.async_wait(nothrow);
+    }
+  }
+};
+
+MetricsScraper::MetricsScraper(std::string url, double interval_s, std::string output_path)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->url = std::move(url);
+  impl_->interval_s = interval_s;
+  impl_->output = std::move(output_path);
+  net::parse_url(impl_->url);  // fail now, with the reason, on a bad URL
+}
+
+MetricsScraper::~MetricsScraper() { stop(); }
+
+void MetricsScraper::start() {
+  auto& d = *impl_;
+  d.work.emplace(d.io.get_executor());
+  co_spawn(d.io, d.loop(), asio::detached);
+  d.thread = std::thread([&d] { d.io.run(); });
+}
+
+std::size_t MetricsScraper::stop() {
+  auto& d = *impl_;
+  if (!d.thread.joinable()) return d.lines.size();
+  d.stop = true;
+  d.work.reset();
+  d.io.stop();
+  d.thread.join();
+  const std::string tmp = d.output + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& l : d.lines) out << l << '\n';
+    if (!out) throw UserError("cannot write '" + d.output + "'");
+  }
+  std::rename(tmp.c_str(), d.output.c_str());
+  return d.lines.size();
+}
+
+std::size_t MetricsScraper::failures() const { return impl_->failures; }
+
+}  // namespace agentperf

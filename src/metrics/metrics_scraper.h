@@ -1,0 +1,26 @@
+// Scrapes a server's Prometheus endpoint at a fixed interval on its own
+// thread while a benchmark runs, and writes every sample as JSONL:
+// {"t_ns": wall clock, "metrics": {name: value summed over label sets}}.
+// AIPerf scrapes every 333 ms; the default here is 1 s.
+#pragma once
+#include <memory>
+#include <string>
+
+namespace agentperf {
+
+class MetricsScraper {
+ public:
+  // url: the full metrics URL (http://host:port/metrics).
+  MetricsScraper(std::string url, double interval_s, std::string output_path);
+  ~MetricsScraper();
+  void start();
+  // Stops, writes the file (whole, renamed into place); returns samples taken.
+  std::size_t stop();
+  std::size_t failures() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentperf
