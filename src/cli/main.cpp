@@ -4,6 +4,7 @@
 
 #include "cli/checkpoint_command.h"
 #include "cli/eval_command.h"
+#include "cli/plan_command.h"
 #include "cli/profile_command.h"
 #include "cli/run_command.h"
 #include "cli/replay_command.h"
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   auto checkpoint = cli::add_checkpoint_command(app);
   auto eval = cli::add_eval_command(app);
   auto report = cli::add_report_command(app);
+  auto plan = cli::add_plan_commands(app);
 
   try {
     app.parse(argc, argv);
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
     if (int code = cli::execute_checkpoint_command(*checkpoint); code >= 0) return code;
     if (int code = cli::execute_eval_command(*eval); code >= 0) return code;
     if (int code = cli::execute_report_command(*report); code >= 0) return code;
+    if (int code = cli::execute_plan_command(*plan); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

@@ -1,0 +1,277 @@
+#include "plan/recipe.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "common/error.h"
+
+namespace agentperf::plan {
+namespace {
+
+class Node {
+ public:
+  // A key that is absent has no position of its own: it reports its parent's line.
+  Node(YAML::Node n, std::string path, const std::string& file, int parent_line = -1)
+      : n_(std::move(n)), path_(std::move(path)), file_(file), line_(parent_line) {
+    if (n_.IsDefined() && n_.Mark().line >= 0) line_ = n_.Mark().line;
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    std::string where = file_;
+    if (line_ >= 0) where += ":" + std::to_string(line_ + 1);
+    throw UserError(where + ": " + (path_.empty() ? std::string("recipe") : path_) + ": " + what);
+  }
+  void only(std::initializer_list<const char*> keys) const {
+    if (!n_.IsDefined() || !n_.IsMap()) fail(n_.IsDefined() ? "expected a mapping" : "missing (expected a mapping)");
+    std::set<std::string> allowed(keys.begin(), keys.end());
+    for (const auto& kv : n_) {
+      const auto k = kv.first.as<std::string>();
+      if (!allowed.count(k)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        Node(kv.first, path_.empty() ? k : path_ + "." + k, file_, line_).fail("unknown key (expected one of: " + list + ")");
+      }
+    }
+  }
+  bool has(const char* k) const { return n_.IsDefined() && n_.IsMap() && n_[k]; }
+  Node operator[](const char* k) const {
+    const std::string path = path_.empty() ? std::string(k) : path_ + "." + k;
+    if (!n_.IsDefined() || !n_.IsMap()) return Node(YAML::Node(YAML::NodeType::Undefined), path, file_, line_);
+    return Node(n_[k], path, file_, line_);
+  }
+  Node at(std::size_t i) const { return Node(n_[i], path_ + "[" + std::to_string(i) + "]", file_, line_); }
+  std::size_t size() const { return n_.IsDefined() ? n_.size() : 0; }
+  bool is_seq() const { return n_.IsDefined() && n_.IsSequence(); }
+  template <class T>
+  T as(const char* what) const {
+    if (!n_.IsDefined() || n_.IsNull()) fail(std::string("missing (expected ") + what + ")");
+    try {
+      return n_.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(std::string("expected ") + what);
+    }
+  }
+  template <class T>
+  T get(const char* k, const char* what, std::optional<T> fallback = std::nullopt) const {
+    if (!has(k)) {
+      if (fallback) return *fallback;
+      (*this)[k].fail(std::string("missing (expected ") + what + ")");
+    }
+    return (*this)[k].template as<T>(what);
+  }
+  const YAML::Node& raw() const { return n_; }
+
+ private:
+  YAML::Node n_;
+  std::string path_;
+  const std::string& file_;
+  int line_ = -1;
+};
+
+std::string fill(std::string tpl, const std::map<std::string, std::string>& values, const std::string& source) {
+  std::string out;
+  for (std::size_t i = 0; i < tpl.size(); ++i) {
+    if (tpl[i] != '{') {
+      out += tpl[i];
+      continue;
+    }
+    const auto close = tpl.find('}', i);
+    if (close == std::string::npos) throw UserError(source + ": server.command: unclosed '{'");
+    const std::string key = tpl.substr(i + 1, close - i - 1);
+    auto it = values.find(key);
+    if (it == values.end()) {
+      std::string known;
+      for (const auto& [k, v] : values) known += (known.empty() ? "" : ", ") + k;
+      throw UserError(source + ": server.command: unknown placeholder {" + key + "} (known: " + known + ")");
+    }
+    out += it->second;
+    i = close;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t total_cpu_dram_gb(std::int64_t available_mib, double utilization, int gpus, int gpus_per_node) {
+  const double mib = static_cast<double>(std::min<std::int64_t>(available_mib, 2'861'022));
+  return static_cast<std::int64_t>(std::floor(mib * 1048576.0 * utilization * gpus / gpus_per_node / 1e9));
+}
+
+std::int64_t hicache_size_per_rank_gb(std::int64_t total_gb, int tp) {
+  // Integer arithmetic, as the launcher does it.
+  return (total_gb - tp) * 15 / tp / 31;
+}
+
+Recipe load_recipe(const std::string& path) {
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw UserError("cannot read recipe '" + path + "'");
+  } catch (const YAML::ParserException& e) {
+    throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  Recipe r;
+  r.source = path;
+  Node root(doc, "", r.source);
+  root.only({"name", "image", "model", "model-prefix", "precision", "framework", "runner", "hardware", "sim",
+             "scenarios", "server", "replay"});
+  r.name = root.get<std::string>("name", "a string");
+  r.image = root.get<std::string>("image", "a container image", std::string());
+  r.model = root.get<std::string>("model", "a model id");
+  r.model_prefix = root.get<std::string>("model-prefix", "a string", std::string());
+  r.precision = root.get<std::string>("precision", "a string", std::string());
+  r.framework = root.get<std::string>("framework", "sglang, vllm, trt or sim");
+  r.runner = root.get<std::string>("runner", "a runner name", std::string());
+  if (root.has("hardware")) {
+    auto h = root["hardware"];
+    h.only({"gpus-per-node", "available-cpu-dram-mib"});
+    r.gpus_per_node = h.get<int>("gpus-per-node", "an integer", 8);
+    r.available_cpu_dram_mib = h.get<std::int64_t>("available-cpu-dram-mib", "an integer (MiB)", std::int64_t{0});
+    if (r.gpus_per_node < 1) h["gpus-per-node"].fail("must be at least 1");
+  }
+  if (root.has("sim")) {
+    auto s = root["sim"];
+    s.only({"model-spec", "hardware"});
+    r.sim_model_spec = s.get<std::string>("model-spec", "a model spec name or file");
+    r.sim_hardware_spec = s.get<std::string>("hardware", "a hardware spec name or file");
+  }
+  auto sc = root["scenarios"];
+  sc.only({"agentic-coding"});
+  auto blocks = sc["agentic-coding"];
+  if (!blocks.is_seq() || blocks.size() == 0) blocks.fail("expected a non-empty list of scenario blocks");
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    auto bn = blocks.at(b);
+    bn.only({"dram-utilization", "search-space"});
+    ScenarioBlock block;
+    if (bn.has("dram-utilization")) {
+      block.dram_utilization = bn.get<double>("dram-utilization", "a number in (0, 1]");
+      if (!(*block.dram_utilization > 0 && *block.dram_utilization <= 1)) bn["dram-utilization"].fail("must be in (0, 1]");
+    }
+    auto ss = bn["search-space"];
+    if (!ss.is_seq() || ss.size() == 0) ss.fail("expected a non-empty list of entries");
+    for (std::size_t i = 0; i < ss.size(); ++i) {
+      auto en = ss.at(i);
+      en.only({"tp", "ep", "pp", "dp-attn", "spec-decoding", "kv-offloading", "kv-offload-backend", "conc-list",
+               "conc-start", "conc-end"});
+      SearchSpaceEntry e;
+      e.tp = en.get<int>("tp", "an integer");
+      e.ep = en.get<int>("ep", "an integer", 1);
+      e.pp = en.get<int>("pp", "an integer", 1);
+      e.dp_attn = en.get<bool>("dp-attn", "true or false", false);
+      e.spec_decoding = en.get<std::string>("spec-decoding", "mtp, draft_model or none", std::string("none"));
+      e.kv_offloading = en.get<std::string>("kv-offloading", "none or dram");
+      if (e.tp < 1 || e.tp * e.pp > r.gpus_per_node)
+        en["tp"].fail("TP x PP = " + std::to_string(e.tp * e.pp) + " must be in 1.." + std::to_string(r.gpus_per_node) +
+                      " (GPUs per node)");
+      if (e.spec_decoding != "mtp" && e.spec_decoding != "draft_model" && e.spec_decoding != "none")
+        en["spec-decoding"].fail("'" + e.spec_decoding + "' is not mtp, draft_model or none");
+      if (e.kv_offloading != "none" && e.kv_offloading != "dram")
+        en["kv-offloading"].fail("'" + e.kv_offloading + "' is not none or dram");
+      if (e.kv_offloading == "dram") {
+        if (!en.has("kv-offload-backend")) en["kv-offload-backend"].fail("required with kv-offloading: dram");
+        auto kb = en["kv-offload-backend"];
+        kb.only({"name", "version"});
+        e.kv_offload_backend = kb.get<std::string>("name", "a backend name");
+        if (!block.dram_utilization) bn["dram-utilization"].fail("required when an entry uses kv-offloading: dram");
+        if (r.available_cpu_dram_mib <= 0)
+          root["hardware"]["available-cpu-dram-mib"].fail("required when an entry uses kv-offloading: dram");
+      } else if (en.has("kv-offload-backend")) {
+        en["kv-offload-backend"].fail("only with kv-offloading: dram");
+      }
+      if (en.has("conc-list")) {
+        auto cl = en["conc-list"];
+        if (!cl.is_seq() || cl.size() == 0) cl.fail("expected a non-empty list of concurrencies");
+        for (std::size_t k = 0; k < cl.size(); ++k) {
+          const int c = cl.at(k).as<int>("a positive integer");
+          if (c < 1) cl.at(k).fail("must be at least 1");
+          e.conc_list.push_back(c);
+        }
+      } else {
+        const int a = en.get<int>("conc-start", "an integer (or give conc-list)");
+        const int z = en.get<int>("conc-end", "an integer");
+        if (a < 1 || z < a) en["conc-end"].fail("conc-start..conc-end must be a range of positive integers");
+        for (int c = a; c <= z; c *= 2) e.conc_list.push_back(c);  // step x2, as InferenceX
+      }
+      block.search_space.push_back(std::move(e));
+    }
+    r.agentic.push_back(std::move(block));
+  }
+  if (root.has("server")) {
+    auto s = root["server"];
+    s.only({"command", "env"});
+    r.server_command = s.get<std::string>("command", "a command template");
+    if (s.has("env")) {
+      if (!s["env"].raw().IsMap()) s["env"].fail("expected a mapping of variables");
+      for (const auto& kv : s["env"].raw()) r.server_env[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    }
+  }
+  if (root.has("replay")) {
+    auto rp = root["replay"];
+    rp.only({"duration"});
+    r.duration_s = rp.get<double>("duration", "seconds", 3600.0);
+    if (r.duration_s <= 0) rp["duration"].fail("must be > 0");
+  }
+  return r;
+}
+
+std::vector<ExpandedPoint> expand(const Recipe& r) {
+  std::vector<ExpandedPoint> out;
+  for (const auto& block : r.agentic) {
+    for (const auto& e : block.search_space) {
+      for (int conc : e.conc_list) {
+        ExpandedPoint p;
+        p.entry = &e;
+        p.conc = conc;
+        p.max_running_requests = 2 * conc;
+        p.cuda_graph_max_bs = std::min(conc, 64);
+        const int gpus = e.tp * e.pp;
+        if (e.kv_offloading == "dram") {
+          p.total_cpu_dram_gb = total_cpu_dram_gb(r.available_cpu_dram_mib, *block.dram_utilization, gpus, r.gpus_per_node);
+          p.hicache_size_gb = hicache_size_per_rank_gb(p.total_cpu_dram_gb, e.tp);
+          p.projected_host_gb = static_cast<double>(p.hicache_size_gb) * 31.0 / 15.0 * e.tp;
+          if (p.hicache_size_gb <= 0)
+            throw UserError(r.source + ": tp " + std::to_string(e.tp) + " with dram-utilization " +
+                            std::to_string(*block.dram_utilization) + ": " + std::to_string(p.total_cpu_dram_gb) +
+                            " GB of host DRAM cannot fit a HiCache pool per rank");
+        }
+        p.exp_name = r.name + "_tp" + std::to_string(e.tp) + (e.ep > 1 ? "ep" + std::to_string(e.ep) : "") +
+                     (e.spec_decoding != "none" ? "_" + e.spec_decoding : "") + "_conc" + std::to_string(conc) +
+                     (e.kv_offloading == "dram" ? "_kvdram-" + e.kv_offload_backend : "");
+        if (!r.server_command.empty()) {
+          const std::string hicache =
+              e.kv_offloading == "dram"
+                  ? "--page-size 64 --enable-hierarchical-cache --hicache-size " + std::to_string(p.hicache_size_gb) +
+                        " --hicache-io-backend kernel --hicache-mem-layout page_first --hicache-write-policy write_through_selective"
+                  : "";
+          const std::string spec = e.spec_decoding == "mtp"
+                                       ? "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 "
+                                         "--speculative-num-draft-tokens 4"
+                                       : "";
+          p.command = fill(r.server_command,
+                           {{"model", r.model},
+                            {"tp", std::to_string(e.tp)},
+                            {"ep", std::to_string(e.ep)},
+                            {"conc", std::to_string(conc)},
+                            {"max_running_requests", std::to_string(p.max_running_requests)},
+                            {"cuda_graph_max_bs", std::to_string(p.cuda_graph_max_bs)},
+                            {"hicache_args", hicache},
+                            {"spec_args", spec},
+                            {"port", "{port}"}},
+                           r.source);
+          // Collapse the spaces an empty argument group leaves.
+          std::string squeezed;
+          for (char c : p.command)
+            if (!(c == ' ' && !squeezed.empty() && squeezed.back() == ' ')) squeezed += c;
+          p.command = squeezed;
+        }
+        out.push_back(std::move(p));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace agentperf::plan

@@ -1,0 +1,63 @@
+// Recipes: the InferenceX master-config entry shape (inferencex-agentx.md
+// §7.1) plus what a sweep needs to run it: the simulator specs, the server
+// command template and the replay settings. `expand` gives one row per
+// (search-space entry x concurrency) with the launcher's derived values.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace agentperf::plan {
+
+struct SearchSpaceEntry {
+  int tp = 1, ep = 1, pp = 1;
+  bool dp_attn = false;
+  std::string spec_decoding = "none";  // mtp | draft_model | none
+  std::string kv_offloading = "none";  // none | dram
+  std::string kv_offload_backend;      // required iff dram
+  std::vector<int> conc_list;
+};
+
+struct ScenarioBlock {
+  std::optional<double> dram_utilization;  // (0, 1]; required if an entry uses dram
+  std::vector<SearchSpaceEntry> search_space;
+};
+
+struct Recipe {
+  std::string source;  // file the recipe came from (for errors)
+  std::string name, image, model, model_prefix, precision, framework, runner;
+  // Hardware of the runner: GPUs per node and host DRAM (runners.yaml).
+  int gpus_per_node = 8;
+  std::int64_t available_cpu_dram_mib = 0;
+  // The simulator's specs for this deployment (`plan`, `sweep --dry-run`).
+  std::string sim_model_spec, sim_hardware_spec;
+  std::vector<ScenarioBlock> agentic;
+  std::string server_command;  // template with {placeholders}
+  std::map<std::string, std::string> server_env;
+  double duration_s = 3600;
+};
+
+struct ExpandedPoint {
+  std::string exp_name;
+  const SearchSpaceEntry* entry = nullptr;
+  int conc = 0;
+  int max_running_requests = 0;  // 2 x conc: room for subagent fan-out
+  int cuda_graph_max_bs = 0;     // min(conc, 64)
+  std::int64_t total_cpu_dram_gb = 0;  // 0 without DRAM offload
+  std::int64_t hicache_size_gb = 0;    // per rank and pool (hybrid MTP models)
+  double projected_host_gb = 0;        // 31 H / 15 x TP
+  std::string command;                 // server command with the placeholders filled
+};
+
+// Throws UserError naming the file, the key path and what was expected.
+Recipe load_recipe(const std::string& path);
+std::vector<ExpandedPoint> expand(const Recipe& r);
+
+// floor(min(avail MiB, 2,861,022) x 2^20 x utilization x gpus / gpus-per-node / 1e9)
+std::int64_t total_cpu_dram_gb(std::int64_t available_mib, double utilization, int gpus, int gpus_per_node);
+// H per rank with 1 GB kept per rank: floor((total - tp) x 15 / tp / 31)
+std::int64_t hicache_size_per_rank_gb(std::int64_t total_gb, int tp);
+
+}  // namespace agentperf::plan

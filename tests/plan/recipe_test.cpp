@@ -1,0 +1,109 @@
+// Recipes: validation errors, expansion with the launcher's derived values,
+// and the DRAM / HiCache arithmetic of inferencex-agentx.md §7.3 and
+// serving-side.md §0.1.
+#include "plan/recipe.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+
+using namespace agentperf;
+using namespace agentperf::plan;
+
+namespace {
+std::string write(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / ("agentperf_recipe_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+std::string error_of(const std::string& text) {
+  try {
+    load_recipe(write("bad.yaml", text));
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+const char* kBase = R"(name: r
+model: m
+framework: sglang
+hardware: {gpus-per-node: 8, available-cpu-dram-mib: 3095781}
+scenarios:
+  agentic-coding:
+    - dram-utilization: 0.8
+      search-space:
+)";
+}  // namespace
+
+TEST(Recipe, DramBudgetAndHiCacheSizeMatchTheLauncher) {
+  // b200-dgxc: 3,095,781 MiB capped at 2,861,022, x 0.8 x TP/8.
+  EXPECT_EQ(total_cpu_dram_gb(3095781, 0.80, 2, 8), 599);
+  EXPECT_EQ(total_cpu_dram_gb(3095781, 0.80, 4, 8), 1199);
+  EXPECT_EQ(total_cpu_dram_gb(3095781, 0.80, 8, 8), 2399);
+  EXPECT_EQ(hicache_size_per_rank_gb(599, 2), 144);
+  EXPECT_EQ(hicache_size_per_rank_gb(1199, 4), 144);
+  EXPECT_EQ(hicache_size_per_rank_gb(2399, 8), 144);
+}
+
+TEST(Recipe, ShippedRecipeExpandsToTheInferenceXPoints) {
+  auto r = load_recipe(AGENTPERF_RECIPES_DIR "/qwen3.5-fp4-b200-sglang-agentic-mtp.yaml");
+  auto points = expand(r);
+  ASSERT_EQ(points.size(), 22u);
+  const auto& p64 = points[8];  // TP4, no offload, conc 64
+  EXPECT_EQ(p64.conc, 64);
+  EXPECT_EQ(p64.max_running_requests, 128);
+  EXPECT_EQ(p64.cuda_graph_max_bs, 64);
+  EXPECT_EQ(p64.total_cpu_dram_gb, 0);
+  const auto& h76 = points[12];  // TP4 + HiCache, conc 76
+  EXPECT_EQ(h76.conc, 76);
+  EXPECT_EQ(h76.cuda_graph_max_bs, 64);
+  EXPECT_EQ(h76.total_cpu_dram_gb, 1199);
+  EXPECT_EQ(h76.hicache_size_gb, 144);
+  EXPECT_NEAR(h76.projected_host_gb, 1190.4, 0.1);  // 144 x 31/15 x 4 <= 1199
+  EXPECT_NE(h76.command.find("--hicache-size 144"), std::string::npos);
+  EXPECT_NE(h76.command.find("--max-running-requests 152"), std::string::npos);
+  EXPECT_NE(h76.command.find("--speculative-num-draft-tokens 4"), std::string::npos);
+  EXPECT_NE(h76.command.find("--port {port}"), std::string::npos);  // filled by the sweep
+  EXPECT_EQ(points[0].command.find("hicache"), std::string::npos);
+}
+
+TEST(Recipe, ErrorsNameTheKeyAndLine) {
+  auto e = error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: none, conc-list: [1], colour: red}\n");
+  EXPECT_NE(e.find("scenarios.agentic-coding[0].search-space[0].colour: unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find(":9:"), std::string::npos) << e;
+  e = error_of(std::string(kBase) + "        - {tp: 4, conc-list: [1]}\n");
+  EXPECT_NE(e.find("kv-offloading: missing (expected none or dram)"), std::string::npos) << e;
+  e = error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: dram, conc-list: [1]}\n");
+  EXPECT_NE(e.find("kv-offload-backend: required with kv-offloading: dram"), std::string::npos) << e;
+  e = error_of(std::string(kBase) + "        - {tp: 16, kv-offloading: none, conc-list: [1]}\n");
+  EXPECT_NE(e.find("must be in 1..8"), std::string::npos) << e;
+  e = error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: none, conc-list: [0]}\n");
+  EXPECT_NE(e.find("must be at least 1"), std::string::npos) << e;
+  e = error_of("name: [unclosed\n");
+  EXPECT_NE(e.find("not valid YAML"), std::string::npos) << e;
+  EXPECT_THROW(load_recipe("/nonexistent/recipe.yaml"), UserError);
+}
+
+TEST(Recipe, ABudgetThatCannotFitIsAnError) {
+  auto path = write("tiny.yaml", std::string(R"(name: r
+model: m
+framework: sglang
+hardware: {gpus-per-node: 8, available-cpu-dram-mib: 4000}
+scenarios:
+  agentic-coding:
+    - dram-utilization: 0.8
+      search-space:
+        - {tp: 8, kv-offloading: dram, kv-offload-backend: {name: hicache}, conc-list: [8]}
+)"));
+  auto r = load_recipe(path);
+  try {
+    expand(r);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot fit a HiCache pool"), std::string::npos) << e.what();
+  }
+}
