@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/profile_command.h"
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "eval/eval_runner.h"
 #include "load/load_runner.h"
@@ -97,11 +98,7 @@ int execute_eval_command(EvalCommand& ec) {
                               {"error", r.error ? nlohmann::ordered_json(r.error->message) : nullptr},
                               {"response", r.response}});
     }
-    std::ofstream out(ec.output + ".partial");
-    out << j.dump(2) << "\n";
-    if (!out) throw UserError("cannot write '" + ec.output + "'");
-    out.close();
-    std::rename((ec.output + ".partial").c_str(), ec.output.c_str());
+    write_file_atomically(ec.output, j.dump(2) + "\n");
   }
   return pass ? 0 : 1;
 }

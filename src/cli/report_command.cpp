@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "report/report.h"
 
@@ -29,14 +30,7 @@ int execute_report_command(ReportCommand& rc) {
   if (!rc.cmd->parsed()) return -1;
   const auto data = report::report_data(rc.dirs, rc.opts);
   const std::string html = report::render_report(data);
-  const std::string tmp = rc.output + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError("cannot write '" + rc.output + "'");
-    out << html;
-    if (!out.flush()) throw UserError("write to '" + rc.output + "' failed");
-  }
-  std::rename(tmp.c_str(), rc.output.c_str());
+  write_file_atomically(rc.output, html);
   std::printf("report: %s (%zu runs, %.1f kB)\n", rc.output.c_str(), data["runs"].size(),
               static_cast<double>(html.size()) / 1024);
   return 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "trace/prompt_builder.h"
 #include "trace/session_tree.h"
@@ -69,14 +70,7 @@ int run_synth(TracesCommand& tc) {
     packed.resize(n);
     data = std::move(packed);
   }
-  const std::string tmp = tc.out_path + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError("cannot write '" + tc.out_path + "'");
-    out << data;
-    if (!out.flush()) throw UserError("write to '" + tc.out_path + "' failed");
-  }
-  std::rename(tmp.c_str(), tc.out_path.c_str());
+  write_file_atomically(tc.out_path, data);
   std::printf("wrote %zu traces, %lld requests to %s\n", traces.size(), static_cast<long long>(requests),
               tc.out_path.c_str());
   return 0;

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/version.h"
 #include "metrics/record_metrics.h"
@@ -80,10 +81,6 @@ json summary_json(std::vector<double>& values, const char* unit) {
   j["count"] = s.count;
   j["sum"] = s.sum;
   return j;
-}
-
-std::string join_rename_error(const std::filesystem::path& path, const std::string& what) {
-  return "cannot write " + path.string() + ": " + what;
 }
 
 }  // namespace
@@ -236,31 +233,13 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
 }
 
 void write_profile_jsonl(const std::filesystem::path& path, const std::vector<RequestRecord>& records) {
-  const auto tmp = path.string() + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError(join_rename_error(path, "cannot open for writing"));
+  write_file_atomically(path, [&](std::ostream& out) {
     for (const auto& r : records) out << record_to_json(r).dump() << '\n';
-    out.flush();
-    if (!out) throw UserError(join_rename_error(path, "write failed (disk full?)"));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw UserError(join_rename_error(path, ec.message()));
+  });
 }
 
 void write_json_file(const std::filesystem::path& path, const json& j) {
-  const auto tmp = path.string() + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError(join_rename_error(path, "cannot open for writing"));
-    out << j.dump(2) << '\n';
-    out.flush();
-    if (!out) throw UserError(join_rename_error(path, "write failed (disk full?)"));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw UserError(join_rename_error(path, ec.message()));
+  write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
 }
 
 void print_summary(const json& agg, std::FILE* out) {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/asio_aliases.h"
+#include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "metrics/prometheus_text.h"
@@ -76,13 +77,9 @@ std::size_t MetricsScraper::stop() {
   d.work.reset();
   d.io.stop();
   d.thread.join();
-  const std::string tmp = d.output + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
+  write_file_atomically(d.output, [&](std::ostream& out) {
     for (const auto& l : d.lines) out << l << '\n';
-    if (!out) throw UserError("cannot write '" + d.output + "'");
-  }
-  std::rename(tmp.c_str(), d.output.c_str());
+  });
   return d.lines.size();
 }
 
