@@ -40,7 +40,7 @@ std::shared_ptr<PlanCommand> add_plan_commands(CLI::App& app) {
 
 namespace {
 
-sim::EngineConfig engine_for(const plan::Recipe& r, const plan::ExpandedPoint& p) {
+sim::EngineConfig engine_for(const plan::ExpandedPoint& p) {
   sim::EngineConfig c;
   c.tp = p.entry->tp;
   c.mem_fraction_static = 0.80;
@@ -53,7 +53,6 @@ sim::EngineConfig engine_for(const plan::Recipe& r, const plan::ExpandedPoint& p
     c.hicache.size_gb = static_cast<double>(p.hicache_size_gb);
     c.hicache.write_policy = sim::WritePolicy::write_through_selective;
   }
-  (void)r;
   return c;
 }
 
@@ -97,8 +96,8 @@ int run_plan(PlanCommand& pc) {
     std::printf("%-62s %5s %11s %6s %7s %11s %7s %9s\n", "point", "conc", "kv_tokens", "slots", "run_cap", "host_tokens",
                 "H_gb", ws.empty() ? "" : "ws_fits");
   for (const auto& p : points) {
-    const auto mp = sim::plan_memory(model, hw, engine_for(r, p));
-    nlohmann::ordered_json row = {{"exp_name", p.exp_name}, {"conc", p.conc}, {"kv_tokens", mp.kv_tokens},
+    const auto mp = sim::plan_memory(model, hw, engine_for(p));
+    nlohmann::ordered_json row = {{"exp_name", p.exp_name}, {"tp", p.entry->tp}, {"conc", p.conc}, {"kv_tokens", mp.kv_tokens},
                                   {"state_slots", mp.mamba_slots}, {"max_running_requests", mp.max_running_requests},
                                   {"host_kv_tokens", mp.host_kv_tokens}, {"host_state_slots", mp.host_mamba_slots},
                                   {"total_cpu_dram_gb", p.total_cpu_dram_gb}, {"hicache_size_gb", p.hicache_size_gb},
@@ -132,7 +131,7 @@ int run_plan(PlanCommand& pc) {
     nlohmann::ordered_json cliff = nlohmann::ordered_json::object();
     for (const auto& row : rows)
       if (row["host_kv_tokens"] == 0) {
-        const std::string key = "tp" + row["exp_name"].get<std::string>().substr(row["exp_name"].get<std::string>().find("_tp") + 3, 1);
+        const std::string key = "tp" + std::to_string(row["tp"].get<int>());
         cliff[key] = std::floor(row["sessions_fit_device"].get<double>());
       }
     out["predicted_no_offload_cliff_conc"] = cliff;

@@ -127,6 +127,12 @@ void OpenAIResponseParser::parse_json(const char* data, std::size_t len, std::si
   }
 
   bool has_content = false, has_reasoning = false;
+  auto take = [&](std::string_view s, bool& seen, std::size_t& bytes) {
+    if (s.empty()) return;
+    seen = true;
+    bytes += s.size();
+    if (rec_.capture_text) rec_.output_text += s;
+  };
   simdjson::dom::array choices;
   if (obj["choices"].get_array().get(choices) == simdjson::SUCCESS) {
     for (simdjson::dom::element choice : choices) {
@@ -137,21 +143,18 @@ void OpenAIResponseParser::parse_json(const char* data, std::size_t len, std::si
       if (c[msg_key].get_object().get(msg) == simdjson::SUCCESS) {
         simdjson::dom::element v;
         if (msg["content"].get(v) == simdjson::SUCCESS) {
-          auto s = string_or_empty(v);
-          if (!s.empty()) { has_content = true; rec_.content_bytes += s.size(); if (rec_.capture_text) rec_.output_text += s; }
+          take(string_or_empty(v), has_content, rec_.content_bytes);
         }
         // vLLM names it "reasoning", SGLang and DeepSeek "reasoning_content".
         for (const char* key : {"reasoning_content", "reasoning"}) {
           if (msg[key].get(v) == simdjson::SUCCESS) {
-            auto s = string_or_empty(v);
-            if (!s.empty()) { has_reasoning = true; rec_.reasoning_bytes += s.size(); if (rec_.capture_text) rec_.output_text += s; }
+            take(string_or_empty(v), has_reasoning, rec_.reasoning_bytes);
           }
         }
       }
       simdjson::dom::element text;
       if (c["text"].get(text) == simdjson::SUCCESS) {
-        auto s = string_or_empty(text);
-        if (!s.empty()) { has_content = true; rec_.content_bytes += s.size(); if (rec_.capture_text) rec_.output_text += s; }
+        take(string_or_empty(text), has_content, rec_.content_bytes);
       }
     }
   }

@@ -354,7 +354,7 @@ void Engine::finish(Req& r, StepOutcome& out) {
   running_.erase(std::remove(running_.begin(), running_.end(), &r), running_.end());
   const std::vector<Token> seq = sequence_of(r);
   // The request's working state becomes the tree's checkpoint (no new slot).
-  auto ins = cache_.insert(seq, static_cast<std::int64_t>(seq.size()), r.slot, clock_);
+  cache_.insert(seq, static_cast<std::int64_t>(seq.size()), r.slot, clock_);
   if (r.slot) {
     --running_slots_;
     r.slot = false;
@@ -362,7 +362,6 @@ void Engine::finish(Req& r, StepOutcome& out) {
   if (r.lock_node) cache_.unlock(r.lock_node);
   private_tokens_ -= r.private_tokens;
   r.private_tokens = 0;
-  (void)ins;
   for (auto& ev : out.events)
     if (ev.id == r.spec.id) ev.finished = true;
   ++stats_.requests_finished;

@@ -235,9 +235,7 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
       result.run.records.push_back(std::move(r));
       ++result.run.profiling_cancelled;
     }
-    const bool cancelled_any = !in_flight.empty();
     in_flight.clear();
-    return cancelled_any;
   };
 
   if (load.warmup_request_count > 0) {
@@ -246,12 +244,8 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
   }
   result.run.profiling_start_ns = t;
   result.run.profiling_start_wall_ns = wall_base + t;
-  const bool cancelled = run_phase(Phase::profiling, load.request_count, load.duration_s, load.grace_period_s);
+  run_phase(Phase::profiling, load.request_count, load.duration_s, load.grace_period_s);
   result.run.profiling_end_ns = t;
-  if (cancelled) {
-    // The engine still holds the cancelled requests; a fresh engine is
-    // needed for another run, as after a real server's benchmark.
-  }
   result.engine = engine.stats();
   result.virtual_seconds = static_cast<double>(t) / 1e9;
   result.cpu_seconds = process_cpu_seconds() - cpu0;
