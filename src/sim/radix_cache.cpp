@@ -189,7 +189,7 @@ void RadixCache::backup_if_hot(RadixNode* node) {
   if (host_capacity_ <= 0 || node->host || policy_ == WritePolicy::write_back) return;
   if (node->hit_count < write_threshold_) return;
   const auto len = static_cast<std::int64_t>(node->key.size());
-  if (!reserve_host(len, false)) return;
+  if (!reserve_host(len)) return;
   node->host = true;
   touch(node);
   c_.host_tokens += len;
@@ -201,7 +201,7 @@ void RadixCache::backup_if_hot(RadixNode* node) {
   }
 }
 
-bool RadixCache::reserve_host(std::int64_t tokens, bool) {
+bool RadixCache::reserve_host(std::int64_t tokens) {
   if (tokens > host_capacity_) return false;
   if (c_.host_tokens + tokens > host_capacity_) evict_host(c_.host_tokens + tokens - host_capacity_);
   return c_.host_tokens + tokens <= host_capacity_;
@@ -315,7 +315,7 @@ std::int64_t RadixCache::evict_device(std::int64_t tokens) {
     RadixNode* n = live(e);
     if (!n || !n->device || n->lock > 0 || has_device_child(n)) continue;
     const auto len = static_cast<std::int64_t>(n->key.size());
-    if (!n->host && policy_ == WritePolicy::write_back && host_capacity_ > 0 && reserve_host(len, false)) {
+    if (!n->host && policy_ == WritePolicy::write_back && host_capacity_ > 0 && reserve_host(len)) {
       n->host = true;  // written to host on eviction, then demoted
       c_.host_tokens += len;
       c_.d2h_bytes += static_cast<double>(len) * kv_bytes_;

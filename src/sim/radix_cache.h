@@ -109,7 +109,7 @@ class RadixCache {
   std::int64_t common_pages(std::span<const Token> a, std::span<const Token> b) const;
   RadixNode* split(RadixNode* node, std::int64_t at);
   void backup_if_hot(RadixNode* node);
-  bool reserve_host(std::int64_t tokens, bool state);
+  bool reserve_host(std::int64_t tokens);
   std::int64_t evict_host(std::int64_t tokens);
   void set_device(RadixNode* n, bool on);
   void set_state_device(RadixNode* n, bool on);
