@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/calibrate_command.h"
 #include "cli/checkpoint_command.h"
 #include "cli/eval_command.h"
 #include "cli/plan_command.h"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   auto eval = cli::add_eval_command(app);
   auto report = cli::add_report_command(app);
   auto plan = cli::add_plan_commands(app);
+  auto calibrate = cli::add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
     if (int code = cli::execute_eval_command(*eval); code >= 0) return code;
     if (int code = cli::execute_report_command(*report); code >= 0) return code;
     if (int code = cli::execute_plan_command(*plan); code >= 0) return code;
+    if (int code = cli::execute_calibrate_command(*calibrate); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

@@ -17,7 +17,7 @@ struct PlanCommand {
   CLI::App* validate = nullptr;
   CLI::App* expand = nullptr;
   CLI::App* plan = nullptr;
-  std::string recipe, traces;
+  std::string recipe, traces, hardware_profile;
   bool json = false;
 };
 
@@ -34,6 +34,9 @@ std::shared_ptr<PlanCommand> add_plan_commands(CLI::App& app) {
                                         "no-offload cliff");
   pc->plan->add_option("recipe", pc->recipe, "Recipe YAML")->required();
   pc->plan->add_option("--traces", pc->traces, "Trace set whose sessions' working sets to fit (Weka/mooncake)");
+  pc->plan->add_option("--hardware-profile", pc->hardware_profile,
+                       "Measured hardware profile (agentperf calibrate): the device's reported HBM size")
+      ->check(CLI::ExistingFile);
   pc->plan->add_flag("--json", pc->json, "JSON instead of a table");
   return pc;
 }
@@ -82,7 +85,7 @@ int run_plan(PlanCommand& pc) {
   const auto r = plan::load_recipe(pc.recipe);
   if (r.sim_model_spec.empty()) throw UserError(pc.recipe + ": plan needs a 'sim' block (model-spec, hardware)");
   const auto model = sim::load_model_spec(r.sim_model_spec);
-  const auto hw = sim::load_hardware_spec(r.sim_hardware_spec);
+  const auto hw = sim::load_hardware_spec(r.sim_hardware_spec, pc.hardware_profile);
   const auto points = plan::expand(r);
 
   // Working set of a session: the peak context (in + out) of each trace.

@@ -52,7 +52,7 @@ int execute_run_command(RunCommand& rc, const std::string& cli_command) {
 
   finish_sim_engine_options(rc.engine);
   auto make_engine = [&] {
-    return std::make_unique<sim::Engine>(sim::load_model_spec(rc.engine.model), sim::load_hardware_spec(rc.engine.hardware),
+    return std::make_unique<sim::Engine>(sim::load_model_spec(rc.engine.model), load_engine_hardware(rc.engine),
                                          rc.engine.cfg);
   };
   sim::SimServerOptions opts;

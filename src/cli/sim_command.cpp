@@ -39,7 +39,7 @@ extern "C" void on_stop_signal(int) { g_stop_serving = true; }
 int run_serve(SimCommand& sc) {
   finish_sim_engine_options(sc.serve_engine);
   auto engine = std::make_unique<sim::Engine>(sim::load_model_spec(sc.serve_engine.model),
-                                              sim::load_hardware_spec(sc.serve_engine.hardware), sc.serve_engine.cfg);
+                                              load_engine_hardware(sc.serve_engine), sc.serve_engine.cfg);
   const auto& plan = engine->plan();
   std::fprintf(stderr, "agentperf sim: %s on %s TP%d: KV pool %lld tokens, %lld state slots, max running %lld\n",
                engine->model().name.c_str(), sc.serve_engine.hardware.c_str(), sc.serve_engine.cfg.tp,
@@ -87,7 +87,7 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
     load.request_count = std::max<std::int64_t>(100, 10 * load.concurrency.value_or(10));
   load.validate();
 
-  sim::Engine engine(sim::load_model_spec(sc.predict_engine.model), sim::load_hardware_spec(sc.predict_engine.hardware),
+  sim::Engine engine(sim::load_model_spec(sc.predict_engine.model), load_engine_hardware(sc.predict_engine),
                      sc.predict_engine.cfg);
   sim::PredictConfig pc{load, sc.agentic};
   auto res = sim::predict(engine, pc);
@@ -128,7 +128,7 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
 int run_plan(SimCommand& sc) {
   finish_sim_engine_options(sc.plan_engine);
   auto model = sim::load_model_spec(sc.plan_engine.model);
-  auto hw = sim::load_hardware_spec(sc.plan_engine.hardware);
+  auto hw = load_engine_hardware(sc.plan_engine);
   auto plan = sim::plan_memory(model, hw, sc.plan_engine.cfg);
   std::printf("%s on %s, TP%d\n", model.name.c_str(), hw.name.c_str(), sc.plan_engine.cfg.tp);
   for (const auto& line : plan.derivation) std::printf("  %s\n", line.c_str());

@@ -11,6 +11,9 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
       ->group(g)->capture_default_str();
   cmd.add_option("--hardware", o.hardware, "Hardware spec: a shipped name (b200, h200) or a JSON file")
       ->group(g)->capture_default_str();
+  cmd.add_option("--hardware-profile", o.hardware_profile,
+                 "Measured hardware profile (agentperf calibrate) replacing the spec's efficiency guesses")
+      ->check(CLI::ExistingFile)->group(g);
   cmd.add_option("--tp,--tp-size", c.tp, "Tensor-parallel size (1, 2, 4, 8)")
       ->check(CLI::IsMember({1, 2, 4, 8}))->group(g)->capture_default_str();
   cmd.add_option("--mem-fraction-static", c.mem_fraction_static, "Share of HBM for weights + KV + state pools")
@@ -55,6 +58,10 @@ void finish_sim_engine_options(SimEngineOptions& o) {
   o.cfg.hicache.write_policy = sim::parse_write_policy(o.write_policy);
   if (o.cfg.hicache.size_gb > 0 && !o.cfg.hicache.enabled)
     throw UserError("--hicache-size needs --enable-hierarchical-cache");
+}
+
+sim::HardwareSpec load_engine_hardware(const SimEngineOptions& o) {
+  return sim::load_hardware_spec(o.hardware, o.hardware_profile);
 }
 
 }  // namespace agentperf::cli

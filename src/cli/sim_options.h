@@ -6,12 +6,14 @@
 #include <CLI/CLI.hpp>
 
 #include "sim/engine_config.h"
+#include "sim/specs.h"
 
 namespace agentperf::cli {
 
 struct SimEngineOptions {
   std::string model = "qwen3-32b";
   std::string hardware = "h200";
+  std::string hardware_profile;  // measured profile (agentperf calibrate); empty: the spec's efficiencies
   std::string speculative_algorithm;  // "NEXTN" / "EAGLE" enable MTP
   std::string write_policy = "write_through";
   sim::EngineConfig cfg;
@@ -20,5 +22,7 @@ struct SimEngineOptions {
 void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o);
 // Applies the text options; throws UserError naming the option.
 void finish_sim_engine_options(SimEngineOptions& o);
+// The hardware spec with --hardware-profile attached.
+sim::HardwareSpec load_engine_hardware(const SimEngineOptions& o);
 
 }  // namespace agentperf::cli

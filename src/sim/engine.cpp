@@ -36,6 +36,8 @@ Engine::Engine(ModelSpec model, HardwareSpec hw, EngineConfig cfg)
              plan_.kv_bytes_per_token_rank + plan_.draft_kv_bytes_per_token_rank, plan_.state_bytes_per_request_rank),
       new_token_ratio_(cfg_.new_token_ratio_init), rng_(mix_seed(cfg_.seed, 0x51A)) {
   if (!cfg_.spec.enabled || !model_.mtp) cfg_.spec.enabled = false;
+  // HiCache moves one page of one layer's KV per transfer unit.
+  host_page_bytes_ = cfg_.page_size * plan_.kv_bytes_per_token_rank / std::max(1, model_.layers_full);
 }
 
 Engine::~Engine() = default;
@@ -224,7 +226,7 @@ bool Engine::try_prefill(StepOutcome& out) {
     kv_read += b + c;
   }
   StepTerms terms = steps_.prefill(new_total, pairs, kv_read, static_cast<int>(items.size()));
-  const double h2d_s = (cache_.counters().h2d_bytes - h2d_before) / (hw_.host_link_bandwidth * hw_.eff_host_link);
+  const double h2d_s = (cache_.counters().h2d_bytes - h2d_before) / hw_.host_link_rate(host_page_bytes_);
   // Load-back is consumed layer by layer, overlapped with the forward.
   out.duration_s = std::max(terms.total_s, h2d_s);
   out.prefill = true;

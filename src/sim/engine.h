@@ -107,6 +107,7 @@ class Engine {
 
   ModelSpec model_;
   HardwareSpec hw_;
+  double host_page_bytes_ = 0;  // bytes of one HiCache transfer unit (a page of one layer)
   EngineConfig cfg_;
   MemoryPlan plan_;
   StepTimeModel steps_;

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "sim/builtin_specs.h"
+#include "sim/hardware_profile.h"
 
 namespace agentperf::sim {
 namespace {
@@ -92,13 +93,23 @@ double ModelSpec::attention_flops_per_token_per_ctx() const {
   return 4.0 * q_heads * head_dim * layers_full;
 }
 
-double HardwareSpec::peak_for(const std::string& dtype) const {
+std::string HardwareSpec::math_dtype_for(const std::string& dtype) const {
   static const std::vector<std::string> order = {"fp4", "fp8", "bf16"};
   auto it = std::find(order.begin(), order.end(), dtype);
   for (; it != order.end(); ++it)
-    if (auto p = peak_flops.find(*it); p != peak_flops.end()) return p->second;
-  if (!peak_flops.empty()) return peak_flops.begin()->second;
+    if (peak_flops.count(*it)) return *it;
+  if (!peak_flops.empty()) return peak_flops.begin()->first;
+  return dtype;
+}
+
+double HardwareSpec::peak_for(const std::string& dtype) const {
+  if (auto p = peak_flops.find(math_dtype_for(dtype)); p != peak_flops.end()) return p->second;
   return 1e15;
+}
+
+double HardwareSpec::host_link_rate(double page_bytes) const {
+  if (profile && !profile->host_link_h2d.empty()) return host_link_bandwidth * profile->host_link_h2d.at(page_bytes);
+  return host_link_bandwidth * eff_host_link;
 }
 
 ModelSpec load_model_spec(const std::string& name_or_path) {
@@ -182,6 +193,12 @@ HardwareSpec load_hardware_spec(const std::string& name_or_path) {
                       {"efficiency.host_link", h.eff_host_link}})
     if (!(v > 0 && v <= 1)) throw UserError(source + ": field '" + k + "' must be in (0, 1], got " + std::to_string(v));
   if (h.peak_flops.empty()) throw UserError(source + ": field 'peak_flops' must list at least one dtype");
+  return h;
+}
+
+HardwareSpec load_hardware_spec(const std::string& name_or_path, const std::string& profile_path) {
+  HardwareSpec h = load_hardware_spec(name_or_path);
+  if (!profile_path.empty()) attach_hardware_profile(h, load_hardware_profile(profile_path));
   return h;
 }
 

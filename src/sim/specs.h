@@ -5,11 +5,14 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace agentperf::sim {
+
+struct HardwareProfile;
 
 struct LinearAttentionSpec {
   int conv_dim = 0, conv_kernel = 0, conv_dtype_bytes = 2;
@@ -62,12 +65,21 @@ struct HardwareSpec {
   // Peak for a dtype, falling back to the best lower precision the chip has
   // (an H200 has no FP4 tensor cores, so FP4 weights run FP8 math).
   double peak_for(const std::string& dtype) const;
+  // The dtype whose peak peak_for() returns.
+  std::string math_dtype_for(const std::string& dtype) const;
+
+  // Measured efficiencies (agentperf calibrate); null: the fixed ones above.
+  std::shared_ptr<const HardwareProfile> profile;
+  // Host-to-device bytes per second for transfers of `page_bytes` pages.
+  double host_link_rate(double page_bytes) const;
 };
 
 // name: a shipped spec ("qwen3.5-397b-a17b-nvfp4", "b200") or a path to a
 // JSON file. Throws UserError naming the file and the missing/invalid field.
 ModelSpec load_model_spec(const std::string& name_or_path);
 HardwareSpec load_hardware_spec(const std::string& name_or_path);
+// The spec with a measured profile attached (none when profile_path is empty).
+HardwareSpec load_hardware_spec(const std::string& name_or_path, const std::string& profile_path);
 std::vector<std::string> builtin_model_names();
 std::vector<std::string> builtin_hardware_names();
 

@@ -1,5 +1,7 @@
 #include "sim/step_time.h"
 
+#include "sim/hardware_profile.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -22,6 +24,15 @@ double StepTimeModel::allreduce_s(double tokens, int count) const {
   return per * count;
 }
 
+double StepTimeModel::launch_s(bool graph, int layers) const {
+  if (const HardwareProfile* prof = hw_.profile.get()) {
+    // Measured per-kernel costs times the kernels a forward issues.
+    const double kernels = static_cast<double>(layers) * prof->kernels_per_layer;
+    return graph ? prof->graph_launch_s + kernels * prof->graph_node_s : kernels * prof->kernel_launch_s;
+  }
+  return graph ? hw_.launch_cuda_graph_s : hw_.launch_eager_s;
+}
+
 StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   const int p = std::max(1, cfg_.tp);
   StepTerms t;
@@ -32,15 +43,26 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   // Linear-attention layers read and write each request's state once per forward.
   t.state_bytes = 2.0 * s.batch * m_.state_bytes_per_request_rank(p);
   t.flops = (2.0 * m_.active_params * s.tokens + m_.attention_flops_per_token_per_ctx() * s.attn_pairs) / p;
-  const double bw = hw_.hbm_bandwidth * hw_.eff_hbm;
-  t.memory_s = (t.weights_bytes + t.kv_bytes + t.state_bytes) / bw;
-  const double gemm = hw_.peak_for(m_.compute_dtype) * hw_.eff_gemm;
   const double attn_flops = m_.attention_flops_per_token_per_ctx() * s.attn_pairs / p;
-  // Attention math runs at its own (lower) efficiency in bf16.
-  t.compute_s = (t.flops - attn_flops) / gemm + attn_flops / (hw_.peak_for("bf16") * hw_.eff_attention);
+  const double attn_rate = hw_.peak_for("bf16") * hw_.eff_attention;  // attention math, bf16
+  if (const HardwareProfile* prof = hw_.profile.get()) {
+    // Measured: weight streaming and GEMM math at the roofline fraction of a
+    // GEMM with this many rows; the KV read at the fraction a paged decode
+    // read of this many bytes achieved; state traffic at the copy rate.
+    const double f_gemm = prof->gemm_fraction(hw_.math_dtype_for(m_.compute_dtype), s.tokens);
+    const double f_kv = prof->kv_read.at(std::max(1.0, t.kv_bytes));
+    const double bw = hw_.hbm_bandwidth;
+    t.memory_s = t.weights_bytes / (bw * f_gemm) + t.kv_bytes / (bw * f_kv) + t.state_bytes / (bw * hw_.eff_hbm);
+    t.compute_s = (t.flops - attn_flops) / (hw_.peak_for(m_.compute_dtype) * f_gemm) + attn_flops / attn_rate;
+  } else {
+    const double bw = hw_.hbm_bandwidth * hw_.eff_hbm;
+    t.memory_s = (t.weights_bytes + t.kv_bytes + t.state_bytes) / bw;
+    const double gemm = hw_.peak_for(m_.compute_dtype) * hw_.eff_gemm;
+    t.compute_s = (t.flops - attn_flops) / gemm + attn_flops / attn_rate;
+  }
   t.comm_s = allreduce_s(s.tokens, 2 * (m_.layers_full + m_.layers_linear));
   const bool graph = !s.prefill && s.batch <= cfg_.cuda_graph_max_bs;
-  t.launch_s = graph ? hw_.launch_cuda_graph_s : hw_.launch_eager_s;
+  t.launch_s = launch_s(graph, m_.layers_full + m_.layers_linear);
   t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s;
   return t;
 }
@@ -55,10 +77,18 @@ StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int
   t.kv_bytes = kv_read_tokens * m_.draft_kv_bytes_per_token_rank(p);
   const double layers = m_.layers_full + m_.layers_linear;
   t.flops = 2.0 * m_.active_params / layers * tokens / p;
-  t.memory_s = (t.weights_bytes + t.kv_bytes) / (hw_.hbm_bandwidth * hw_.eff_hbm);
-  t.compute_s = t.flops / (hw_.peak_for("bf16") * hw_.eff_gemm);
+  if (const HardwareProfile* prof = hw_.profile.get()) {
+    const double f_gemm = prof->gemm_fraction("bf16", tokens);
+    const double f_kv = prof->kv_read.at(std::max(1.0, t.kv_bytes));
+    t.memory_s = t.weights_bytes / (hw_.hbm_bandwidth * f_gemm) + t.kv_bytes / (hw_.hbm_bandwidth * f_kv);
+    t.compute_s = t.flops / (hw_.peak_for("bf16") * f_gemm);
+    t.launch_s = batch <= cfg_.cuda_graph_max_bs ? launch_s(true, 1) : launch_s(false, 1);
+  } else {
+    t.memory_s = (t.weights_bytes + t.kv_bytes) / (hw_.hbm_bandwidth * hw_.eff_hbm);
+    t.compute_s = t.flops / (hw_.peak_for("bf16") * hw_.eff_gemm);
+    t.launch_s = batch <= cfg_.cuda_graph_max_bs ? hw_.launch_cuda_graph_s * 0.25 : hw_.launch_eager_s / layers * 2;
+  }
   t.comm_s = allreduce_s(tokens, 2);
-  t.launch_s = batch <= cfg_.cuda_graph_max_bs ? hw_.launch_cuda_graph_s * 0.25 : hw_.launch_eager_s / layers * 2;
   t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s;
   return t;
 }

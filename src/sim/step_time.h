@@ -7,6 +7,11 @@
 // attention QK^T+PV over the context; all-reduce: 2 per layer, alpha +
 // 2(P-1)/P x bytes / NVLink bw; launch: CUDA-graph replay when the decode
 // batch fits --cuda-graph-max-bs, eager otherwise and for prefill.
+// With a measured hardware profile (agentperf calibrate) the single
+// efficiencies give way to measured curves: weights and GEMM math at the
+// roofline fraction of a GEMM of T rows, the KV read at the fraction of a
+// paged decode read of that many bytes, state traffic at the copy rate, and
+// launches as kernels x measured per-kernel cost (docs/calibrate.md).
 #pragma once
 #include "sim/engine_config.h"
 #include "sim/specs.h"
@@ -42,6 +47,8 @@ class StepTimeModel {
 
  private:
   double allreduce_s(double tokens, int count) const;
+  // Kernel-launch cost of a forward over `layers` layers: one graph replay, or eager launches.
+  double launch_s(bool graph, int layers) const;
   const ModelSpec& m_;
   const HardwareSpec& hw_;
   EngineConfig cfg_;

@@ -228,3 +228,22 @@ TEST(Cli, EvalGsm8kThresholdSetsTheExitCode) {
   EXPECT_TRUE(j["answers"][0]["correct"].get<bool>());
   std::filesystem::remove_all(dir);
 }
+
+TEST(Cli, CalibrateProfileFromShippedMeasurementsAndChecks) {
+  const std::string data = AGENTPERF_DATA_DIR;
+  const auto out = temp_dir("calibrate") / "profile.json";
+  std::filesystem::create_directories(out.parent_path());
+  auto r = run_cli("calibrate profile --measurements " + data + "/hardware/profiles/h200-measurements.json --hardware h200 -o " +
+                   out.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("paged KV read"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  auto ok = run_cli("calibrate check " + out.string() + " --hardware h200");
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  // Against another chip's spec the fractions would mean nothing: refused, by name.
+  auto wrong = run_cli("calibrate check " + out.string() + " --hardware b200");
+  EXPECT_NE(wrong.code, 0);
+  EXPECT_NE(wrong.output.find("hbm_bandwidth"), std::string::npos) << wrong.output;
+  auto sim = run_cli("sim plan --model-spec qwen3-8b --hardware h200 --hardware-profile " + out.string());
+  EXPECT_EQ(sim.code, 0) << sim.output;
+}

@@ -1,0 +1,206 @@
+#include "calibrate/profile_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "common/error.h"
+
+namespace agentperf::calibrate {
+namespace {
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+class MeasurementReader {
+ public:
+  explicit MeasurementReader(std::string source) : source_(std::move(source)) {}
+  const json& at(const json& node, const std::string& path) const {
+    const json* cur = &node;
+    std::size_t start = 0;
+    while (true) {
+      const auto dot = path.find('.', start);
+      const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (!cur->is_object() || !cur->contains(key)) fail(path, "is missing");
+      cur = &(*cur)[key];
+      if (dot == std::string::npos) return *cur;
+      start = dot + 1;
+    }
+  }
+  double positive(const json& node, const std::string& path, const std::string& where = "") const {
+    const json& v = at(node, path);
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+      fail(where + path, "must be a positive number, got " + v.dump());
+    return v.get<double>();
+  }
+  const json& array(const json& node, const std::string& path) const {
+    const json& v = at(node, path);
+    if (!v.is_array() || v.empty()) fail(path, "must be a non-empty array");
+    return v;
+  }
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw UserError(source_ + ": field '" + field + "' " + what);
+  }
+
+ private:
+  std::string source_;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// {x -> [fractions]} -> [{x_key: x, fraction: median}], ascending x.
+ojson curve(const std::map<double, std::vector<double>>& by_x, const char* x_key) {
+  ojson arr = ojson::array();
+  for (const auto& [x, fs] : by_x) arr.push_back({{x_key, x}, {"fraction", median(fs)}});
+  return arr;
+}
+
+std::string size_label(double bytes) {
+  const auto b = static_cast<long long>(bytes);
+  if (b >= (1ll << 30) && b % (1ll << 30) == 0) return std::to_string(b >> 30) + " GiB";
+  if (b >= (1ll << 20) && b % (1ll << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  return std::to_string(b >> 10) + " KiB";
+}
+
+ojson figure(const std::string& name, double measured, double datasheet, const char* unit) {
+  return {{"name", name}, {"measured", measured}, {"datasheet", datasheet}, {"unit", unit}, {"ratio", measured / datasheet}};
+}
+
+}  // namespace
+
+ojson build_hardware_profile(const json& m, const std::string& source, const sim::HardwareSpec& spec,
+                             const ProfileBuildOptions& opts) {
+  MeasurementReader r(source);
+  if (!m.is_object() || m.value("format", "") != "agentperf-gpu-measurements/1")
+    r.fail("format", "must be \"agentperf-gpu-measurements/1\" (the output of agentperf-calibrate-gpu)");
+  const double bw = spec.hbm_bandwidth, host = spec.host_link_bandwidth;
+  ojson figures = ojson::array();
+
+  const double d2d = r.positive(m, "d2d_copy.bytes_per_s");
+  figures.push_back(figure("device-to-device copy (read + write)", d2d, bw, "B/s"));
+
+  // Host link: per page size, the better of per-page cudaMemcpyAsync and the
+  // zero-copy gather kernel (HiCache picks its I/O backend the same way).
+  std::map<double, std::vector<double>> h2d;
+  std::map<std::string, std::map<double, double>> host_modes;
+  const json& hl = r.array(m, "host_link");
+  for (std::size_t i = 0; i < hl.size(); ++i) {
+    const std::string where = "host_link[" + std::to_string(i) + "].";
+    const std::string mode = hl[i].value("mode", "");
+    const double page = r.positive(hl[i], "page_bytes", where), rate = r.positive(hl[i], "bytes_per_s", where);
+    host_modes[mode][page] = rate;
+  }
+  for (const char* mode : {"h2d", "h2d_kernel"})
+    for (const auto& [page, rate] : host_modes[mode]) {
+      auto& v = h2d[page];
+      if (v.empty()) v.push_back(rate / host);
+      else v[0] = std::max(v[0], rate / host);
+    }
+  if (h2d.empty()) r.fail("host_link", "has no h2d entries");
+  for (const auto& [mode, label] : std::vector<std::pair<std::string, std::string>>{
+           {"h2d", "pinned H2D"}, {"d2h", "pinned D2H"}, {"h2d+d2h", "pinned H2D + D2H concurrent"}, {"h2d_kernel", "zero-copy gather kernel H2D"}}) {
+    const auto& pts = host_modes[mode];
+    if (pts.empty()) continue;
+    const double datasheet = mode == "h2d+d2h" ? 2 * host : host;
+    for (const auto& [page, rate] : pts)
+      if (page == pts.begin()->first || page == pts.rbegin()->first || page == (1 << 20))
+        figures.push_back(figure(label + ", " + size_label(page) + " pages", rate, datasheet, "B/s"));
+  }
+
+  // GEMM: roofline fraction = max(bytes / BW, flops / peak) / measured time.
+  std::map<std::string, std::map<double, std::vector<double>>> gemm;
+  std::map<std::string, double> best_flops;
+  std::map<std::string, std::pair<double, double>> decode_m1;  // dtype -> (bytes/s, count)
+  const json& gl = r.array(m, "gemm");
+  for (std::size_t i = 0; i < gl.size(); ++i) {
+    const json& g = gl[i];
+    if (!g.value("supported", false)) continue;
+    const std::string where = "gemm[" + std::to_string(i) + "].";
+    const std::string dtype = g.value("dtype", "");
+    if (!spec.peak_flops.count(dtype)) r.fail(where + "dtype", "'" + dtype + "' has no peak in hardware spec '" + spec.name + "'");
+    const double peak = spec.peak_flops.at(dtype);
+    const double sec = r.positive(g, "seconds", where), flops = r.positive(g, "flops", where), bytes = r.positive(g, "bytes", where);
+    const double tokens = r.positive(g, "m", where);
+    const double roof = std::max(bytes / bw, flops / peak);
+    gemm[dtype][tokens].push_back(roof / sec);
+    best_flops[dtype] = std::max(best_flops[dtype], flops / sec);
+    if (tokens == 1) {
+      auto& [sum, n] = decode_m1[dtype];
+      sum += bytes / sec;
+      n += 1;
+    }
+  }
+  if (gemm.empty()) r.fail("gemm", "has no supported entries");
+  for (const auto& [dtype, f] : best_flops)
+    figures.push_back(figure(dtype + " GEMM, best of all shapes", f, spec.peak_flops.at(dtype), "FLOP/s"));
+  for (const auto& [dtype, sn] : decode_m1)
+    figures.push_back(figure(dtype + " GEMM M=1 (weight streaming)", sn.first / sn.second, bw, "B/s"));
+
+  // KV read: fraction of HBM bandwidth by bytes read in one launch.
+  std::map<double, std::vector<double>> kv;
+  double kv_best = 0;
+  const json& kl = r.array(m, "kv_read");
+  for (std::size_t i = 0; i < kl.size(); ++i) {
+    const std::string where = "kv_read[" + std::to_string(i) + "].";
+    const double bytes = r.positive(kl[i], "bytes", where), rate = r.positive(kl[i], "bytes_per_s", where);
+    kv[bytes].push_back(rate / bw);
+    kv_best = std::max(kv_best, rate);
+  }
+  figures.push_back(figure("paged KV read (decode attention), best", kv_best, bw, "B/s"));
+
+  const double eager = r.positive(m, "launch.eager_launch_s"), node = r.positive(m, "launch.graph_node_s"),
+               glaunch = r.positive(m, "launch.graph_launch_s");
+  for (const auto& f : figures)
+    if (f["ratio"].get<double>() > 1.25)
+      throw UserError(source + ": " + f["name"].get<std::string>() + " measured " + std::to_string(f["measured"].get<double>()) +
+                      ", over 1.25x the spec's " + std::to_string(f["datasheet"].get<double>()) + ": wrong --hardware spec?");
+
+  ojson gemm_out = ojson::object();
+  for (const auto& [dtype, by_m] : gemm) gemm_out[dtype] = curve(by_m, "tokens");
+  ojson profile = {
+      {"format", "agentperf-hardware-profile/1"},
+      {"hardware", spec.name},
+      {"measured_at", m.value("created", "")},
+      {"device", m.value("device", json::object())},
+      {"reference", {{"hbm_bandwidth", bw}, {"host_link_bandwidth", host}, {"peak_flops", spec.peak_flops}}},
+  };
+  if (m.contains("device") && m["device"].contains("memory_bytes"))
+    profile["hbm_usable_bytes"] = r.positive(m, "device.memory_bytes");
+  profile["efficiency"] = {{"copy", d2d / bw},
+                           {"gemm", gemm_out},
+                           {"kv_read", curve(kv, "bytes")},
+                           {"host_link_h2d", curve(h2d, "page_bytes")}};
+  profile["launch_overhead_s"] = {{"kernel_eager", eager},
+                                  {"graph_node", node},
+                                  {"graph_launch", glaunch},
+                                  {"kernels_per_layer", opts.kernels_per_layer}};
+  profile["figures"] = figures;
+  return profile;
+}
+
+std::string format_profile_figures(const ojson& profile) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-48s %14s %14s %7s\n", "figure", "measured", "spec", "ratio");
+  out += line;
+  for (const auto& f : profile.at("figures")) {
+    const std::string unit = f.at("unit");
+    const double scale = unit == "FLOP/s" ? 1e12 : 1e9;
+    const char* u = unit == "FLOP/s" ? "TFLOP/s" : "GB/s";
+    std::snprintf(line, sizeof line, "%-48s %9.1f %-4s %9.1f %-4s %6.1f%%\n", f.at("name").get<std::string>().c_str(),
+                  f.at("measured").get<double>() / scale, u, f.at("datasheet").get<double>() / scale, u,
+                  100 * f.at("ratio").get<double>());
+    out += line;
+  }
+  const auto& l = profile.at("launch_overhead_s");
+  std::snprintf(line, sizeof line, "launch: eager %.2f us/kernel, graph %.2f us/node + %.2f us/replay (spec: no figure)\n",
+                l.at("kernel_eager").get<double>() * 1e6, l.at("graph_node").get<double>() * 1e6,
+                l.at("graph_launch").get<double>() * 1e6);
+  out += line;
+  return out;
+}
+
+}  // namespace agentperf::calibrate
