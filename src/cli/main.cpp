@@ -10,6 +10,7 @@
 #include "cli/run_command.h"
 #include "cli/replay_command.h"
 #include "cli/report_command.h"
+#include "cli/route_command.h"
 #include "cli/sim_command.h"
 #include "cli/traces_command.h"
 #include "common/error.h"
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   auto report = cli::add_report_command(app);
   auto plan = cli::add_plan_commands(app);
   auto calibrate = cli::add_calibrate_command(app);
+  auto route = cli::add_route_command(app);
 
   try {
     app.parse(argc, argv);
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
     if (int code = cli::execute_report_command(*report); code >= 0) return code;
     if (int code = cli::execute_plan_command(*plan); code >= 0) return code;
     if (int code = cli::execute_calibrate_command(*calibrate); code >= 0) return code;
+    if (int code = cli::execute_route_command(*route); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

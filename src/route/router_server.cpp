@@ -1,0 +1,659 @@
+#include "route/router_server.h"
+
+#include <simdjson.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/asio_aliases.h"
+#include "common/error.h"
+#include "net/url.h"
+
+namespace agentperf::route {
+
+using namespace aio;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string error_json(int code, const std::string& type, const std::string& message) {
+  return nlohmann::json{{"error", {{"message", message}, {"type", type}, {"code", code}}}}.dump();
+}
+
+// Headers that describe one hop's connection, not the message (RFC 9110 §7.6.1).
+void strip_hop_by_hop(http::fields& f) {
+  for (auto field : {http::field::connection, http::field::keep_alive, http::field::proxy_connection, http::field::te,
+                     http::field::trailer, http::field::upgrade, http::field::proxy_authorization})
+    f.erase(field);
+}
+
+struct PooledConn {
+  std::unique_ptr<beast::tcp_stream> stream;
+  Clock::time_point idle_since;
+};
+
+struct Backend {
+  net::Url url;
+  std::string name;  // as given on the command line
+  bool healthy = true;
+  int failures = 0, passes = 0;
+  BackendStats stats;
+  std::vector<PooledConn> idle;
+};
+
+}  // namespace
+
+struct RouterServer::Impl {
+  RouterOptions opts;
+  std::atomic<bool> running{false}, stopping{false};
+
+  mutable std::mutex mu;  // the routing state below
+  std::vector<Backend> backends;
+  std::vector<TargetState> targets;
+  std::unique_ptr<RoutingPolicy> policy;
+  RouterStats counters;  // decisions, rejected, bad_requests, route time
+  std::size_t models_rr = 0;
+  Clock::time_point epoch = Clock::now();
+
+  // Declared after the routing state: destroying the io_context destroys
+  // suspended request coroutines, whose cleanup still updates that state.
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  tcp::acceptor acceptor{io};
+  std::vector<std::thread> threads;
+  std::uint16_t port = 0;
+
+  explicit Impl(RouterOptions o) : opts(std::move(o)) {
+    if (opts.backends.empty()) throw UserError("route: at least one --backend is needed");
+    if (opts.dp_size < 1) throw UserError("route: --dp-size must be >= 1");
+    if (opts.eject_after < 1 || opts.readmit_after < 1) throw UserError("route: --eject-after and --readmit-after must be >= 1");
+    for (const auto& b : opts.backends) {
+      Backend be;
+      be.url = net::parse_url(b);
+      if (be.url.tls) throw UserError("route: backend '" + b + "': https backends are not supported (the router speaks HTTP/1.1 to backends)");
+      be.name = be.url.origin();
+      be.stats.url = be.name;
+      backends.push_back(std::move(be));
+    }
+    targets.resize(backends.size() * opts.dp_size);
+    policy = make_policy(opts.policy, static_cast<int>(targets.size()), opts.policy_opts);
+  }
+
+  int backend_of(int target) const { return target / opts.dp_size; }
+  int rank_of(int target) const { return target % opts.dp_size; }
+
+  // --- health ---------------------------------------------------------------
+
+  // One result (a probe, or a request's outcome) for a backend; under mu.
+  void record_result_locked(int b, bool ok) {
+    Backend& be = backends[b];
+    if (ok) {
+      be.failures = 0;
+      if (!be.healthy && ++be.passes >= opts.readmit_after) {
+        be.healthy = true;
+        be.passes = 0;
+        ++be.stats.readmissions;
+        set_targets_health_locked(b, true);
+      }
+      return;
+    }
+    be.passes = 0;
+    if (be.healthy && ++be.failures >= opts.eject_after) {
+      be.healthy = false;
+      ++be.stats.ejections;
+      be.idle.clear();
+      set_targets_health_locked(b, false);
+    }
+  }
+  void set_targets_health_locked(int b, bool healthy) {
+    for (int r = 0; r < opts.dp_size; ++r) {
+      const int t = b * opts.dp_size + r;
+      targets[t].healthy = healthy;
+      if (!healthy) policy->target_lost(t);
+    }
+  }
+  void record_result(int b, bool ok) {
+    std::lock_guard lk(mu);
+    record_result_locked(b, ok);
+  }
+
+  asio::awaitable<bool> probe(const net::Url& url) {
+    beast::tcp_stream s(co_await asio::this_coro::executor);
+    tcp::resolver resolver(co_await asio::this_coro::executor);
+    s.expires_after(opts.health_timeout);
+    auto [rec, eps] = co_await resolver.async_resolve(url.host, std::to_string(url.port), nothrow);
+    if (rec) co_return false;
+    auto [cec, ep] = co_await s.async_connect(eps, nothrow);
+    if (cec) co_return false;
+    http::request<http::empty_body> req{http::verb::get, net::join_path(url.path, "/health"), 11};
+    req.set(http::field::host, url.host_header());
+    req.keep_alive(false);
+    auto [wec, wn] = co_await http::async_write(s, req, nothrow);
+    if (wec) co_return false;
+    beast::flat_buffer buf;
+    http::response<http::string_body> res;
+    auto [ec, n] = co_await http::async_read(s, buf, res, nothrow);
+    beast::error_code ignored;
+    s.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    co_return !ec && res.result() == http::status::ok;
+  }
+
+  asio::awaitable<void> health_loop(int b) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const net::Url url = backends[b].url;
+    while (!stopping) {
+      timer.expires_after(opts.health_interval);
+      auto [ec] = co_await timer.async_wait(nothrow);
+      if (stopping) co_return;
+      const bool ok = co_await probe(url);
+      record_result(b, ok);
+    }
+  }
+
+  // --- backend connections ----------------------------------------------------
+
+  // A pooled socket is reused only if fresh and not closed by the peer.
+  static bool still_open(beast::tcp_stream& s) {
+    auto& sock = s.socket();
+    beast::error_code ec;
+    sock.non_blocking(true, ec);
+    char byte;
+    const std::size_t n = sock.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
+    sock.non_blocking(false, ec);
+    return ec == asio::error::would_block && n == 0;
+  }
+
+  asio::awaitable<std::unique_ptr<beast::tcp_stream>> acquire(int b, std::string& error) {
+    {
+      std::lock_guard lk(mu);
+      auto& idle = backends[b].idle;
+      while (!idle.empty()) {
+        PooledConn c = std::move(idle.back());
+        idle.pop_back();
+        if (Clock::now() - c.idle_since < opts.pool_idle_limit && still_open(*c.stream)) co_return std::move(c.stream);
+      }
+    }
+    const net::Url url = backends[b].url;
+    auto s = std::make_unique<beast::tcp_stream>(co_await asio::this_coro::executor);
+    tcp::resolver resolver(co_await asio::this_coro::executor);
+    s->expires_after(opts.connect_timeout);
+    auto [rec, eps] = co_await resolver.async_resolve(url.host, std::to_string(url.port), nothrow);
+    if (rec) {
+      error = "cannot resolve " + url.host + ": " + rec.message();
+      co_return nullptr;
+    }
+    auto [cec, ep] = co_await s->async_connect(eps, nothrow);
+    if (cec) {
+      error = cec == beast::error::timeout ? "connect timed out" : "connect failed: " + cec.message();
+      co_return nullptr;
+    }
+    beast::error_code ignored;
+    s->socket().set_option(tcp::no_delay(true), ignored);
+    co_return s;
+  }
+
+  void release(int b, std::unique_ptr<beast::tcp_stream> s) {
+    std::lock_guard lk(mu);
+    if (!backends[b].healthy) return;
+    s->expires_never();
+    backends[b].idle.push_back({std::move(s), Clock::now()});
+  }
+
+  // --- client side ------------------------------------------------------------
+
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      auto [ec, sock] = co_await acceptor.async_accept(nothrow);
+      if (ec) {
+        if (!acceptor.is_open()) co_return;
+        continue;
+      }
+      asio::co_spawn(io, serve(std::move(sock)), asio::detached);
+    }
+  }
+
+  // Responses are built by plain functions and only then awaited: GCC 12
+  // destroys some temporaries of a co_await full-expression twice (string
+  // temporaries under ?: in the arguments did, here).
+  static http::response<http::string_body> make_reply(unsigned version, bool keep_alive, http::status status,
+                                                      const char* content_type, std::string body, int retry_after = 0) {
+    http::response<http::string_body> res{status, version};
+    res.set(http::field::content_type, content_type);
+    res.set(http::field::server, "agentperf-route");
+    if (retry_after > 0) res.set(http::field::retry_after, std::to_string(retry_after));
+    res.keep_alive(keep_alive);
+    res.body() = std::move(body);
+    res.prepare_payload();
+    return res;
+  }
+  static http::response<http::string_body> make_error(unsigned version, bool keep_alive, int code, const char* type,
+                                                      const std::string& message, int retry_after = 0) {
+    return make_reply(version, keep_alive, static_cast<http::status>(code), "application/json",
+                      error_json(code, type, message), retry_after);
+  }
+
+  asio::awaitable<bool> send(beast::tcp_stream& client, http::response<http::string_body>& res) {
+    client.expires_after(std::chrono::seconds(60));
+    auto [ec, n] = co_await http::async_write(client, res, nothrow);
+    client.expires_never();
+    co_return !ec;
+  }
+
+  asio::awaitable<void> serve(tcp::socket sock) {
+    beast::error_code ignored;
+    sock.set_option(tcp::no_delay(true), ignored);
+    beast::tcp_stream client(std::move(sock));
+    beast::flat_buffer buffer;
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(opts.max_body_bytes);
+      client.expires_after(std::chrono::seconds(1800));
+      auto [ec, n] = co_await http::async_read(client, buffer, parser, nothrow);
+      client.expires_never();
+      if (ec) {
+        if (ec != http::error::end_of_stream && ec != asio::error::eof && ec != asio::error::connection_reset &&
+            ec != beast::error::timeout && ec != asio::error::operation_aborted) {
+          {
+            std::lock_guard lk(mu);
+            ++counters.bad_requests;
+          }
+          const bool too_big = ec == http::error::body_limit;
+          auto res = too_big ? make_error(11, false, 413, "PayloadTooLarge",
+                                          "request body over " + std::to_string(opts.max_body_bytes) + " bytes")
+                             : make_error(11, false, 400, "BadRequest", "malformed HTTP request: " + ec.message());
+          co_await send(client, res);
+        }
+        break;
+      }
+      auto req = parser.release();
+      const bool ka = req.keep_alive();
+      const std::string target(req.target());
+      bool ok = true;
+      if (req.method() == http::verb::get && target == "/health") {
+        bool any = false;
+        {
+          std::lock_guard lk(mu);
+          for (const auto& b : backends) any = any || b.healthy;
+        }
+        auto res = any ? make_reply(req.version(), ka, http::status::ok, "application/json", "{}")
+                       : make_error(req.version(), ka, 503, "ServiceUnavailable", "no healthy backend");
+        ok = co_await send(client, res);
+      } else if (req.method() == http::verb::get && target == "/metrics") {
+        auto res = make_reply(req.version(), ka, http::status::ok, "text/plain; version=0.0.4", metrics());
+        ok = co_await send(client, res);
+      } else if (req.method() == http::verb::get && target == "/router/backends") {
+        auto res = make_reply(req.version(), ka, http::status::ok, "application/json", backends_json());
+        ok = co_await send(client, res);
+      } else {
+        ok = co_await proxy(client, std::move(req));
+      }
+      if (!ok || !ka) break;
+    }
+    client.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    client.socket().close(ignored);
+  }
+
+  // Decrements a target's outstanding count however the request ends.
+  struct Outstanding {
+    Impl* d;
+    int target;
+    ~Outstanding() {
+      std::lock_guard lk(d->mu);
+      --d->targets[target].outstanding;
+      --d->backends[d->backend_of(target)].stats.in_flight;
+    }
+  };
+
+  asio::awaitable<bool> proxy(beast::tcp_stream& client, http::request<http::string_body> req) {
+    const auto t0 = Clock::now();
+    const unsigned version = req.version();
+    const bool client_ka = req.keep_alive();
+    RouteRequest rr;
+    {
+      std::vector<std::pair<std::string, std::string>> hs;
+      for (const auto& f : req) hs.emplace_back(std::string(f.name_string()), std::string(f.value()));
+      rr.key = routing_key(hs, opts.key_headers);
+    }
+    rr.now_s = seconds_since(epoch);
+    const bool generate = req.method() == http::verb::post;
+    if (generate && opts.policy == Policy::cache_aware && !prompt_blocks(req.body(), opts.policy_opts.block_bytes, rr.prefix)) {
+      {
+        std::lock_guard lk(mu);
+        ++counters.bad_requests;
+      }
+      auto res = make_error(version, client_ka, 400, "BadRequest", "request body is not a JSON object");
+      co_return co_await send(client, res);
+    }
+
+    // Choose a target; on a connect failure try once more elsewhere (nothing was sent yet).
+    std::unique_ptr<beast::tcp_stream> conn;
+    std::optional<Outstanding> held;
+    int target = -1;
+    std::string failure;
+    std::vector<char> excluded(targets.size(), 0);
+    for (int attempt = 0; attempt < 2 && !conn; ++attempt) {
+      RouteDecision dec;
+      {
+        std::lock_guard lk(mu);
+        auto view = targets;
+        for (std::size_t t = 0; t < view.size(); ++t)
+          if (excluded[t]) view[t].healthy = false;
+        if (!generate) {
+          // Model lists and other GETs: any healthy backend, in turn.
+          dec = {-1, "no_healthy", 0};
+          for (std::size_t i = 0; i < view.size(); ++i) {
+            const std::size_t t = (models_rr + i) % view.size();
+            if (view[t].healthy) {
+              dec = {static_cast<int>(t), "passthrough", 0};
+              models_rr = t + 1;
+              break;
+            }
+          }
+        } else {
+          dec = policy->choose(rr, view);
+        }
+        if (dec.target >= 0) {
+          ++targets[dec.target].outstanding;
+          ++backends[backend_of(dec.target)].stats.in_flight;
+          ++backends[backend_of(dec.target)].stats.requests;
+          if (generate) policy->routed(dec.target, rr);
+        }
+        ++counters.decisions[dec.reason];
+        if (dec.target < 0) ++counters.rejected;
+      }
+      if (dec.target < 0) {
+        const bool overloaded = dec.reason == "overloaded";
+        auto res = !failure.empty() ? make_error(version, client_ka, 502, "BadGateway", failure)
+                   : overloaded     ? make_error(version, client_ka, 503, "ServiceUnavailable",
+                                                 "every backend is at its outstanding-request cap", 1)
+                                    : make_error(version, client_ka, 503, "ServiceUnavailable", "no healthy backend");
+        co_return co_await send(client, res);
+      }
+      held.reset();
+      held.emplace(this, dec.target);
+      target = dec.target;
+      const int b = backend_of(target);
+      std::string why;
+      conn = co_await acquire(b, why);
+      if (!conn) {
+        failure = "backend " + backends[b].name + ": " + why;
+        excluded[target] = 1;
+        record_error(b);
+      }
+    }
+    if (!conn) {
+      auto res = make_error(version, client_ka, 502, "BadGateway", failure);
+      co_return co_await send(client, res);
+    }
+    const int b = backend_of(target);
+    const std::string bname = backends[b].name;
+
+    // Forward the request.
+    strip_hop_by_hop(req);
+    req.set(http::field::host, backends[b].url.host_header());
+    req.keep_alive(true);
+    if (opts.dp_size > 1) req.set("X-Data-Parallel-Rank", std::to_string(rank_of(target)));
+    if (backends[b].url.path != "/") req.target(net::join_path(backends[b].url.path, std::string(req.target())));
+    req.prepare_payload();
+    conn->expires_after(opts.backend_idle_timeout);
+    auto [wec, wn] = co_await http::async_write(*conn, req, nothrow);
+    {
+      std::lock_guard lk(mu);
+      counters.route_seconds_sum += seconds_since(t0);
+      ++counters.routed;
+    }
+    if (wec) {
+      record_error(b);
+      auto res = make_error(version, client_ka, 502, "BadGateway", "backend " + bname + ": sending the request failed: " + wec.message());
+      co_return co_await send(client, res);
+    }
+
+    // Relay the response as it arrives.
+    beast::flat_buffer bbuf;
+    http::response_parser<http::buffer_body> p;
+    p.body_limit(boost::none);
+    auto [hec, hn] = co_await http::async_read_header(*conn, bbuf, p, nothrow);
+    if (hec) {
+      record_error(b);
+      const std::string why = hec == beast::error::timeout ? "sent no response in time" : "failed before responding: " + hec.message();
+      auto res = make_error(version, client_ka, 502, "BadGateway", "backend " + bname + " " + why);
+      co_return co_await send(client, res);
+    }
+    auto& res = p.get();
+    const bool backend_ka = res.keep_alive();
+    const bool sse = res[http::field::content_type].starts_with("text/event-stream");
+    strip_hop_by_hop(res);
+    res.version(version);
+    res.keep_alive(client_ka);
+    // A close-delimited body cannot keep the client's connection: chunk it.
+    if (!res.has_content_length() && !res.chunked() && !p.is_done() && version == 11) res.chunked(true);
+    const bool chunked = res.chunked();
+    http::serializer<false, http::buffer_body> sr{res};
+    client.expires_after(opts.backend_idle_timeout);
+    auto [cwe, cwn] = co_await http::async_write_header(client, sr, nothrow);
+    if (cwe) co_return false;  // client gone; the backend socket is dropped with conn
+
+    char chunk[16384];
+    bool backend_failed = false, body_finished = false;
+    std::string backend_error;
+    while (!p.is_done()) {
+      res.body().data = chunk;
+      res.body().size = sizeof chunk;
+      conn->expires_after(opts.backend_idle_timeout);
+      auto [rec, rn] = co_await http::async_read_some(*conn, bbuf, p, nothrow);
+      if (rec == http::error::need_buffer) rec = {};
+      if (rec) {
+        backend_failed = true;
+        backend_error = rec == beast::error::timeout ? "no data within the backend idle timeout" : rec.message();
+        break;
+      }
+      const std::size_t got = sizeof chunk - res.body().size;
+      if (got == 0) continue;  // framing only (a chunk header, or the terminator: then the loop ends)
+      res.body().data = chunk;
+      res.body().size = got;
+      res.body().more = !p.is_done();
+      body_finished = !res.body().more;
+      client.expires_after(opts.backend_idle_timeout);
+      auto [wec2, wn2] = co_await http::async_write(client, sr, nothrow);
+      if (wec2 == http::error::need_buffer) wec2 = {};
+      if (wec2) co_return false;  // client gone
+    }
+    if (backend_failed) {
+      record_error(b);
+      if (chunked && sse) {
+        // End the stream with an SSE error event the client can read, then the last chunk.
+        const std::string ev = "event: error\ndata: " +
+                               error_json(502, "BadGateway", "backend " + bname + " failed mid-stream: " + backend_error) +
+                               "\n\n";
+        char head[32];
+        std::snprintf(head, sizeof head, "%zx\r\n", ev.size());
+        const std::string tail = std::string(head) + ev + "\r\n0\r\n\r\n";
+        co_await asio::async_write(client.socket(), asio::buffer(tail), nothrow);
+      }
+      co_return false;  // close the client connection: the response is incomplete
+    }
+    // The serializer ends the body (a chunked body's last chunk) on the first
+    // write with more = false, and only then; is_done() can lag behind it.
+    if (!body_finished) {
+      res.body().data = nullptr;
+      res.body().size = 0;
+      res.body().more = false;
+      auto [fec, fn] = co_await http::async_write(client, sr, nothrow);
+      if (fec && fec != http::error::need_buffer) co_return false;
+    }
+    client.expires_never();
+    {
+      std::lock_guard lk(mu);
+      record_result_locked(b, true);
+    }
+    if (backend_ka) release(b, std::move(conn));
+    co_return true;
+  }
+
+  void record_error(int b) {
+    std::lock_guard lk(mu);
+    ++backends[b].stats.errors;
+    record_result_locked(b, false);
+  }
+
+  // --- reporting --------------------------------------------------------------
+
+  RouterStats snapshot() const {
+    std::lock_guard lk(mu);
+    RouterStats s = counters;
+    for (const auto& b : backends) {
+      BackendStats bs = b.stats;
+      bs.healthy = b.healthy;
+      s.backends.push_back(bs);
+    }
+    return s;
+  }
+
+  std::string metrics() const {
+    const RouterStats s = snapshot();
+    std::string out;
+    auto line = [&](const std::string& name, const std::string& labels, double v) {
+      char num[64];
+      std::snprintf(num, sizeof num, "%.17g", v);
+      out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + num + "\n";
+    };
+    out += "# HELP agentperf_router_backend_healthy 1 while the backend is in rotation\n# TYPE agentperf_router_backend_healthy gauge\n";
+    for (const auto& b : s.backends) line("agentperf_router_backend_healthy", "backend=\"" + b.url + "\"", b.healthy);
+    out += "# TYPE agentperf_router_backend_in_flight gauge\n";
+    for (const auto& b : s.backends) line("agentperf_router_backend_in_flight", "backend=\"" + b.url + "\"", b.in_flight);
+    out += "# TYPE agentperf_router_backend_requests_total counter\n";
+    for (const auto& b : s.backends) line("agentperf_router_backend_requests_total", "backend=\"" + b.url + "\"", double(b.requests));
+    out += "# TYPE agentperf_router_backend_errors_total counter\n";
+    for (const auto& b : s.backends) line("agentperf_router_backend_errors_total", "backend=\"" + b.url + "\"", double(b.errors));
+    out += "# TYPE agentperf_router_backend_ejections_total counter\n";
+    for (const auto& b : s.backends) line("agentperf_router_backend_ejections_total", "backend=\"" + b.url + "\"", double(b.ejections));
+    out += "# TYPE agentperf_router_decisions_total counter\n";
+    for (const auto& [reason, n] : s.decisions)
+      line("agentperf_router_decisions_total", "policy=\"" + std::string(policy_name(opts.policy)) + "\",reason=\"" + reason + "\"", double(n));
+    out += "# TYPE agentperf_router_rejected_total counter\n";
+    line("agentperf_router_rejected_total", "", double(s.rejected));
+    out += "# TYPE agentperf_router_bad_requests_total counter\n";
+    line("agentperf_router_bad_requests_total", "", double(s.bad_requests));
+    out += "# HELP agentperf_router_route_seconds time from a request read to it written to a backend\n# TYPE agentperf_router_route_seconds summary\n";
+    line("agentperf_router_route_seconds_sum", "", s.route_seconds_sum);
+    line("agentperf_router_route_seconds_count", "", double(s.routed));
+    return out;
+  }
+
+  std::string backends_json() const {
+    const RouterStats s = snapshot();
+    nlohmann::json j = {{"policy", policy_name(opts.policy)}, {"dp_size", opts.dp_size}, {"backends", nlohmann::json::array()}};
+    for (const auto& b : s.backends)
+      j["backends"].push_back({{"url", b.url}, {"healthy", b.healthy}, {"in_flight", b.in_flight}, {"requests", b.requests},
+                               {"errors", b.errors}, {"ejections", b.ejections}, {"readmissions", b.readmissions}});
+    j["decisions"] = s.decisions;
+    return j.dump(2);
+  }
+};
+
+std::string routing_key(const std::vector<std::pair<std::string, std::string>>& headers,
+                        const std::vector<std::string>& key_headers) {
+  for (const auto& want : key_headers)
+    for (const auto& [name, value] : headers)
+      if (!value.empty() && beast::iequals(name, want)) return value;
+  return {};
+}
+
+bool prompt_blocks(const std::string& body, std::size_t block_bytes, std::vector<std::uint64_t>& out) {
+  thread_local simdjson::dom::parser parser;
+  simdjson::padded_string padded(body);
+  simdjson::dom::element doc;
+  if (parser.parse(padded).get(doc)) return false;
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj)) return false;
+  PrefixHasher hasher(block_bytes);
+  simdjson::dom::element prompt;
+  if (!obj["prompt"].get(prompt)) {
+    std::string_view s;
+    if (!prompt.get_string().get(s)) hasher.feed(s);
+    simdjson::dom::array arr;
+    if (!prompt.get_array().get(arr))
+      for (auto e : arr) {
+        std::int64_t token;
+        if (!e.get_string().get(s)) hasher.feed(s);
+        else if (!e.get_int64().get(token))  // token ids: their bytes are the prefix
+          hasher.feed(std::string_view(reinterpret_cast<const char*>(&token), sizeof token));
+      }
+  }
+  simdjson::dom::array messages;
+  if (!obj["messages"].get_array().get(messages)) {
+    for (auto m : messages) {
+      std::string_view role, s;
+      // The role is part of what the engine sees (chat template), so it is part of the prefix.
+      if (!m["role"].get_string().get(role)) hasher.feed(role);
+      simdjson::dom::element content;
+      if (m["content"].get(content)) continue;
+      if (!content.get_string().get(s)) {
+        hasher.feed(s);
+        continue;
+      }
+      simdjson::dom::array parts;
+      if (!content.get_array().get(parts))
+        for (auto part : parts)
+          if (!part["text"].get_string().get(s)) hasher.feed(s);
+    }
+  }
+  out = hasher.blocks();
+  return true;
+}
+
+RouterServer::RouterServer(RouterOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
+
+RouterServer::~RouterServer() { stop(); }
+
+void RouterServer::start() {
+  auto& d = *impl_;
+  beast::error_code ec;
+  auto addr = asio::ip::make_address(d.opts.host, ec);
+  if (ec) throw UserError("route: --host '" + d.opts.host + "' is not an IP address");
+  tcp::endpoint ep(addr, d.opts.port);
+  d.acceptor.open(ep.protocol());
+  d.acceptor.set_option(asio::socket_base::reuse_address(true));
+  d.acceptor.bind(ep, ec);
+  if (ec) throw UserError("route: cannot listen on " + d.opts.host + ":" + std::to_string(d.opts.port) + ": " + ec.message());
+  d.acceptor.listen(asio::socket_base::max_listen_connections);
+  d.port = d.acceptor.local_endpoint().port();
+  d.work.emplace(d.io.get_executor());
+  asio::co_spawn(d.io, d.accept_loop(), asio::detached);
+  for (int b = 0; b < static_cast<int>(d.backends.size()); ++b) asio::co_spawn(d.io, d.health_loop(b), asio::detached);
+  for (int i = 0; i < std::max(1, d.opts.threads); ++i) d.threads.emplace_back([&d] { d.io.run(); });
+  d.running = true;
+}
+
+void RouterServer::stop() {
+  auto& d = *impl_;
+  if (!d.running.exchange(false)) return;
+  d.stopping = true;
+  asio::post(d.io, [&d] {
+    beast::error_code ec;
+    d.acceptor.close(ec);
+  });
+  d.work.reset();
+  d.io.stop();
+  for (auto& t : d.threads) t.join();
+  d.threads.clear();
+  // Pooled backend sockets belong to the io_context: close them while it lives.
+  std::lock_guard lk(d.mu);
+  for (auto& b : d.backends) b.idle.clear();
+}
+
+std::uint16_t RouterServer::port() const { return impl_->port; }
+std::string RouterServer::url() const { return "http://" + impl_->opts.host + ":" + std::to_string(impl_->port); }
+RouterStats RouterServer::stats() const { return impl_->snapshot(); }
+std::string RouterServer::metrics_text() const { return impl_->metrics(); }
+
+}  // namespace agentperf::route
