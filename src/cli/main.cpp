@@ -12,6 +12,7 @@
 #include "cli/report_command.h"
 #include "cli/route_command.h"
 #include "cli/sim_command.h"
+#include "cli/sweep_command.h"
 #include "cli/traces_command.h"
 #include "common/error.h"
 #include "common/version.h"
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   auto plan = cli::add_plan_commands(app);
   auto calibrate = cli::add_calibrate_command(app);
   auto route = cli::add_route_command(app);
+  auto sweep = cli::add_sweep_commands(app);
 
   try {
     app.parse(argc, argv);
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
     if (int code = cli::execute_plan_command(*plan); code >= 0) return code;
     if (int code = cli::execute_calibrate_command(*calibrate); code >= 0) return code;
     if (int code = cli::execute_route_command(*route); code >= 0) return code;
+    if (int code = cli::execute_sweep_command(*sweep); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "metrics/stats.h"
+#include "plan/point_engine.h"
 #include "plan/recipe.h"
 #include "sim/memory_plan.h"
 #include "trace/trace_loader.h"
@@ -43,21 +44,6 @@ std::shared_ptr<PlanCommand> add_plan_commands(CLI::App& app) {
 
 namespace {
 
-sim::EngineConfig engine_for(const plan::ExpandedPoint& p) {
-  sim::EngineConfig c;
-  c.tp = p.entry->tp;
-  c.mem_fraction_static = 0.80;
-  c.max_running_requests = p.max_running_requests;
-  c.cuda_graph_max_bs = p.cuda_graph_max_bs;
-  c.spec.enabled = p.entry->spec_decoding == "mtp";
-  if (p.entry->kv_offloading == "dram") {
-    c.page_size = 64;
-    c.hicache.enabled = true;
-    c.hicache.size_gb = static_cast<double>(p.hicache_size_gb);
-    c.hicache.write_policy = sim::WritePolicy::write_through_selective;
-  }
-  return c;
-}
 
 int run_expand(PlanCommand& pc) {
   const auto r = plan::load_recipe(pc.recipe);
@@ -99,7 +85,7 @@ int run_plan(PlanCommand& pc) {
     std::printf("%-62s %5s %11s %6s %7s %11s %7s %9s\n", "point", "conc", "kv_tokens", "slots", "run_cap", "host_tokens",
                 "H_gb", ws.empty() ? "" : "ws_fits");
   for (const auto& p : points) {
-    const auto mp = sim::plan_memory(model, hw, engine_for(p));
+    const auto mp = sim::plan_memory(model, hw, plan::engine_config_for(p));
     nlohmann::ordered_json row = {{"exp_name", p.exp_name}, {"tp", p.entry->tp}, {"conc", p.conc}, {"kv_tokens", mp.kv_tokens},
                                   {"state_slots", mp.mamba_slots}, {"max_running_requests", mp.max_running_requests},
                                   {"host_kv_tokens", mp.host_kv_tokens}, {"host_state_slots", mp.host_mamba_slots},

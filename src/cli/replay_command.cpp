@@ -12,6 +12,7 @@
 #include "load/request_builder.h"
 #include "metrics/export.h"
 #include "metrics/inferencex_aggregate.h"
+#include "replay/replay_outputs.h"
 #include "replay/replay_runner.h"
 #include "trace/trace_loader.h"
 
@@ -113,42 +114,14 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   auto res = replay::run_replay(rc.cfg, traces, model);
   stop_server_metrics(scraper, rc.client);
 
-  nlohmann::json input = rc.client;
-  input["replay"] = {{"traces", rc.traces}, {"lanes", rc.cfg.lanes}, {"system_idle_cap_s", rc.cfg.system_idle_cap_s},
-                     {"trace_idle_gap_cap_seconds", rc.cfg.tree_idle_cap_s}, {"cache_bust", rc.cfg.cache_bust},
-                     {"variant_256k", rc.load.variant_256k}, {"gpus", rc.gpus}};
-  AggregateInputs in;
-  in.run = &res.run;
-  in.input_config = input;
-  in.cli_command = cli_command;
-  in.benchmark_id = rc.cfg.benchmark_id;
-  auto agg = build_aggregate(res.run.records, in);
-  InferenceXInputs ix;
-  ix.gpus = rc.gpus;
-  ix.theoretical_hit_blocks = res.theoretical_hit_blocks;
-  ix.theoretical_total_blocks = res.theoretical_total_blocks;
-  agg["inferencex"] = inferencex_request_metrics(res.run.records, ix);
-  agg["theoretical_prefix_cache_hit"] = {{"unit", "blocks"}, {"sum", res.theoretical_hit_blocks},
-                                         {"count", res.theoretical_total_blocks},
-                                         {"avg", res.theoretical_total_blocks ? double(res.theoretical_hit_blocks) / double(res.theoretical_total_blocks) : 0.0}};
-  {
-    // AgentX submission validity: context overflows above 1 % of requests,
-    // or a stopped run, invalidate; generic errors do not.
-    nlohmann::ordered_json reasons = nlohmann::ordered_json::array();
-    const double n = static_cast<double>(std::max<std::size_t>(1, res.run.records.size()));
-    if (static_cast<double>(res.context_overflow_errors) / n > 0.01) reasons.push_back("context_overflow_rate_exceeded");
-    if (!res.abort_reason.empty()) reasons.push_back("run_cancelled");
-    agg["metadata"] = {{"scenario", "agentperf-agentx"}, {"submission_valid", reasons.empty()},
-                       {"submission_invalid_reasons", reasons},
-                       {"dataset", {{"source", rc.traces}, {"traces", stats.traces_kept}, {"requests", stats.requests_kept}}}};
-  }
-  agg["replay"] = {{"plays_started", res.plays_started}, {"plays_finished", res.plays_finished},
-                   {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
-                   {"deadlocks_broken", res.deadlocks_broken},
-                   {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
+  replay::ReplayRunInfo info;
+  info.traces_source = rc.traces;
+  info.stats = stats;
+  info.gpus = rc.gpus;
+  info.cli_command = cli_command;
+  info.variant_256k = rc.load.variant_256k;
   const std::filesystem::path dir(rc.client.artifact_dir);
-  write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);
-  write_json_file(dir / "profile_export_aiperf.json", agg);
+  auto agg = replay::write_replay_outputs(res, rc.cfg, info, dir);
   print_summary(agg);
   const auto& ixj = agg["inferencex"];
   std::printf("InferenceX: %.1f total tok/s/GPU, %.1f output tok/s/GPU, interactivity p50 %.1f tok/s, cache hit %.1f%% "

@@ -25,6 +25,7 @@ struct MetricsScraper::Impl {
   std::atomic<bool> stop{false};
   std::vector<std::string> lines;
   std::size_t failures = 0;
+  std::function<void(const std::map<std::string, double>&)> callback;
 
   asio::awaitable<void> loop() {
     const auto u = net::parse_url(url);
@@ -43,8 +44,10 @@ struct MetricsScraper::Impl {
       if (res.error || res.status != 200) {
         ++failures;
       } else {
-        nlohmann::json j = {{"t_ns", wall_ns()}, {"metrics", sum_by_name(parse_prometheus_text(res.body))}};
+        const auto sums = sum_by_name(parse_prometheus_text(res.body));
+        nlohmann::json j = {{"t_ns", wall_ns()}, {"metrics", sums}};
         lines.push_back(j.dump());
+        if (callback) callback(sums);
       }
       next += std::chrono::nanoseconds(static_cast<std::int64_t>(interval_s * 1e9));
       timer.expires_at(next);
@@ -62,6 +65,10 @@ MetricsScraper::MetricsScraper(std::string url, double interval_s, std::string o
 }
 
 MetricsScraper::~MetricsScraper() { stop(); }
+
+void MetricsScraper::on_sample(std::function<void(const std::map<std::string, double>&)> f) {
+  impl_->callback = std::move(f);
+}
 
 void MetricsScraper::start() {
   auto& d = *impl_;

@@ -3,6 +3,8 @@
 // {"t_ns": wall clock, "metrics": {name: value summed over label sets}}.
 // AIPerf scrapes every 333 ms; the default here is 1 s.
 #pragma once
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -13,6 +15,9 @@ class MetricsScraper {
   // url: the full metrics URL (http://host:port/metrics).
   MetricsScraper(std::string url, double interval_s, std::string output_path);
   ~MetricsScraper();
+  // Called on the scraper's thread with every sample (metric -> value summed
+  // over label sets); set before start().
+  void on_sample(std::function<void(const std::map<std::string, double>&)> f);
   void start();
   // Stops, writes the file (whole, renamed into place); returns samples taken.
   std::size_t stop();

@@ -419,4 +419,25 @@ asio::awaitable<SimpleResponse> HttpClient::fetch(const HttpRequest& req) {
   co_return out;
 }
 
+SimpleResponse http_get_once(const std::string& url, std::chrono::milliseconds timeout) {
+  const Url u = parse_url(url);
+  asio::io_context io;
+  ClientOptions o;
+  o.request_timeout = timeout;
+  o.connect_timeout = timeout;
+  o.connect_attempts = 1;
+  HttpClient client(io, u, o);
+  HttpRequest req;
+  req.method = "GET";
+  req.path = u.path;
+  SimpleResponse out;
+  try {
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> { out = co_await client.fetch(req); }, asio::detached);
+    io.run();
+  } catch (const UserError& e) {  // resolution failures
+    out.error = ErrorInfo{std::nullopt, "ConnectionError", e.what()};
+  }
+  return out;
+}
+
 }  // namespace agentperf::net

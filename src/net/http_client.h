@@ -55,6 +55,10 @@ struct PoolStats {
   std::uint64_t stale_dropped = 0;  // idle too long or closed by the peer
 };
 
+// One GET on its own event loop, for readiness probes: the status and body,
+// or the transport error. Never throws for network failures.
+SimpleResponse http_get_once(const std::string& url, std::chrono::milliseconds timeout);
+
 class HttpClient {
  public:
   HttpClient(boost::asio::io_context& io, Url target, ClientOptions opts);

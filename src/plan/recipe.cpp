@@ -1,5 +1,7 @@
 #include "plan/recipe.h"
 
+#include <filesystem>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -201,8 +203,10 @@ Recipe load_recipe(const std::string& path) {
   }
   if (root.has("server")) {
     auto s = root["server"];
-    s.only({"command", "env"});
+    s.only({"command", "env", "startup-timeout"});
     r.server_command = s.get<std::string>("command", "a command template");
+    r.server_startup_timeout_s = s.get<double>("startup-timeout", "seconds", 1800.0);
+    if (r.server_startup_timeout_s <= 0) s["startup-timeout"].fail("must be > 0 seconds");
     if (s.has("env")) {
       if (!s["env"].raw().IsMap()) s["env"].fail("expected a mapping of variables");
       for (const auto& kv : s["env"].raw()) r.server_env[kv.first.as<std::string>()] = kv.second.as<std::string>();
@@ -210,9 +214,22 @@ Recipe load_recipe(const std::string& path) {
   }
   if (root.has("replay")) {
     auto rp = root["replay"];
-    rp.only({"duration"});
+    rp.only({"duration", "traces", "grace", "warmup", "system-idle-cap", "endpoint-type"});
     r.duration_s = rp.get<double>("duration", "seconds", 3600.0);
     if (r.duration_s <= 0) rp["duration"].fail("must be > 0");
+    if (rp.has("traces")) {
+      r.replay_traces = rp.get<std::string>("traces", "a trace file or directory");
+      const std::filesystem::path tp(r.replay_traces);
+      if (tp.is_relative()) r.replay_traces = (std::filesystem::path(path).parent_path() / tp).string();
+    }
+    r.replay_grace_s = rp.get<double>("grace", "seconds", 30.0);
+    if (r.replay_grace_s < 0) rp["grace"].fail("must be >= 0 seconds");
+    r.replay_warmup = rp.get<bool>("warmup", "true or false", true);
+    r.replay_system_idle_cap_s = rp.get<double>("system-idle-cap", "seconds", 10.0);
+    if (r.replay_system_idle_cap_s <= 0) rp["system-idle-cap"].fail("must be > 0 seconds");
+    r.replay_endpoint_type = rp.get<std::string>("endpoint-type", "chat or completions", std::string("completions"));
+    if (r.replay_endpoint_type != "chat" && r.replay_endpoint_type != "completions")
+      rp["endpoint-type"].fail("must be chat or completions");
   }
   return r;
 }

@@ -37,6 +37,13 @@ struct Recipe {
   std::string server_command;  // template with {placeholders}
   std::map<std::string, std::string> server_env;
   double duration_s = 3600;
+  // Replay settings of a sweep (the `replay` block).
+  std::string replay_traces;            // trace file/dir, relative to the recipe; empty: synthetic traces
+  double replay_grace_s = 30;
+  bool replay_warmup = true;
+  double replay_system_idle_cap_s = 10;
+  std::string replay_endpoint_type = "completions";  // token-id prompts need no tokenizer
+  double server_startup_timeout_s = 1800;  // `server.startup-timeout`: readiness wait (weights load)
 };
 
 struct ExpandedPoint {

@@ -495,6 +495,12 @@ class Runner {
     for (;;) {
       retired_.clear();
       const double t = now();
+      if (cfg_.stop && cfg_.stop->requested() && result_.abort_reason.empty()) {
+        result_.abort_reason = cfg_.stop->reason();
+        sending_done_ = true;
+        timers_.clear();
+        grace_deadline_ = t;  // cancel what is in flight now
+      }
       progress_.maybe_print(counters_, mode_ == Mode::profiling ? Phase::profiling : Phase::warmup, std::nullopt,
                             start_ns_ + static_cast<std::int64_t>(profile_start_ * 1e9),
                             start_ns_ + static_cast<std::int64_t>(send_deadline_ * 1e9));
@@ -562,7 +568,8 @@ class Runner {
         sending_done_ = true;
         co_return;
       }
-      const double wait = std::max(0.0, std::min(next - t, cfg_.client.progress_interval_s));
+      double wait = std::max(0.0, std::min(next - t, cfg_.client.progress_interval_s));
+      if (cfg_.stop) wait = std::min(wait, 0.25);
       wake_.expires_after(std::chrono::nanoseconds(static_cast<std::int64_t>(wait * 1e9)));
       co_await wake_.async_wait(nothrow);
     }

@@ -23,7 +23,9 @@
 //    then profiling resumes every stream at its next turn with the residual
 //    of its recorded delay. A failed root primer aborts the run.
 #pragma once
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,31 @@
 #include "trace/weka_trace.h"
 
 namespace agentperf::replay {
+
+// Asks a running replay to stop early (a sweep's short-circuit of a point
+// that is clearly bad): sending stops, in-flight requests are cancelled, and
+// the result carries the reason as abort_reason. Thread-safe.
+class StopSignal {
+ public:
+  void request(const std::string& reason) {
+    {
+      std::lock_guard lk(mu_);
+      if (flag_) return;
+      reason_ = reason;
+    }
+    flag_ = true;
+  }
+  bool requested() const { return flag_; }
+  std::string reason() const {
+    std::lock_guard lk(mu_);
+    return reason_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string reason_;
+  std::atomic<bool> flag_{false};
+};
 
 struct ReplayConfig {
   ProfileConfig client;  // target, endpoint, model, headers, timeouts, seed, quiet
@@ -50,6 +77,7 @@ struct ReplayConfig {
   int warmup_requests_per_lane = 10;
   double warmup_spread_s = 10;   // primers span at most this long (scaled down from the recorded leads)
   double warmup_grace_s = 1800;  // warmup longer than this is cut off and profiling starts
+  std::shared_ptr<StopSignal> stop;  // optional: polled at least every 0.25 s
 };
 
 struct ReplayResult {

@@ -107,3 +107,22 @@ scenarios:
     EXPECT_NE(std::string(e.what()).find("cannot fit a HiCache pool"), std::string::npos) << e.what();
   }
 }
+
+TEST(Recipe, SweepReplaySettingsAreCheckedAndTracesResolvedAgainstTheRecipe) {
+  const std::string row = "        - {tp: 4, kv-offloading: none, conc-list: [1]}\n";
+  auto e = error_of(std::string(kBase) + row + "replay: {duration: 60, endpoint-type: grpc}\n");
+  EXPECT_NE(e.find("replay.endpoint-type: must be chat or completions"), std::string::npos) << e;
+  e = error_of(std::string(kBase) + row + "replay: {duration: 60, speed: 2}\n");
+  EXPECT_NE(e.find("replay.speed: unknown key"), std::string::npos) << e;
+  e = error_of(std::string(kBase) + row + "server: {command: x, startup-timeout: 0}\n");
+  EXPECT_NE(e.find("server.startup-timeout: must be > 0"), std::string::npos) << e;
+  const auto path = write("ok.yaml", std::string(kBase) + row +
+                                         "server: {command: 'x {port}', startup-timeout: 90}\n"
+                                         "replay: {duration: 5, traces: t/traces.jsonl, grace: 2, warmup: false}\n");
+  const auto r = load_recipe(path);
+  EXPECT_EQ(r.replay_traces, (std::filesystem::path(path).parent_path() / "t/traces.jsonl").string());
+  EXPECT_DOUBLE_EQ(r.server_startup_timeout_s, 90);
+  EXPECT_DOUBLE_EQ(r.replay_grace_s, 2);
+  EXPECT_FALSE(r.replay_warmup);
+  EXPECT_EQ(r.replay_endpoint_type, "completions");
+}

@@ -1,0 +1,214 @@
+#include "cli/sweep_command.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "load/load_runner.h"
+#include "sweep/sweep_runner.h"
+
+namespace agentperf::cli {
+
+struct SweepCommand {
+  CLI::App* sweep = nullptr;
+  CLI::App *list = nullptr, *show = nullptr, *exportc = nullptr;
+  sweep::SweepOptions opts;
+  bool no_adaptive = false, restart = false, no_short_circuit = false;
+  std::string emit_slurm_dir;
+  int point_index = -1;
+  // results
+  std::vector<std::string> stores;
+  std::string sweep_name, exp_name, format = "csv", output;
+};
+
+namespace {
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("agentperf") : p.string();
+}
+
+extern "C" void on_sweep_signal(int) { LoadRunner::request_interrupt(); }
+
+// Every store named: files, or directories of *.sqlite (Slurm array tasks write one each).
+std::vector<sweep::PointRow> load_rows(const std::vector<std::string>& stores, const std::string& sweep_name) {
+  std::vector<sweep::PointRow> rows;
+  for (const auto& s : stores) {
+    std::vector<std::string> files;
+    if (std::filesystem::is_directory(s)) {
+      for (const auto& e : std::filesystem::directory_iterator(s))
+        if (e.path().extension() == ".sqlite") files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+      if (files.empty()) throw UserError("no *.sqlite results stores in directory '" + s + "'");
+    } else {
+      if (!std::filesystem::exists(s)) throw UserError("no results store at '" + s + "'");
+      files.push_back(s);
+    }
+    for (const auto& f : files) {
+      sweep::ResultsStore store(f);
+      for (auto& r : store.list(sweep_name)) rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+nlohmann::ordered_json row_json(const sweep::PointRow& r) {
+  nlohmann::ordered_json server_metrics = nlohmann::ordered_json::parse(r.server_metrics.empty() ? "{}" : r.server_metrics, nullptr, false);
+  return {{"sweep", r.sweep}, {"exp_name", r.exp_name}, {"row", r.row}, {"tp", r.tp}, {"conc", r.conc},
+          {"kv_offloading", r.kv_offloading}, {"spec_decoding", r.spec_decoding}, {"status", r.status}, {"mode", r.mode},
+          {"adaptive_added", r.adaptive_added}, {"total_tput_per_gpu", r.total_tput_per_gpu},
+          {"output_tput_per_gpu", r.output_tput_per_gpu}, {"intvty_p50", r.intvty_p50},
+          {"e2e_norm_intvty_p50", r.e2e_norm_intvty_p50}, {"ttft_p50_ms", r.ttft_p50_ms}, {"e2el_p50_s", r.e2el_p50_s},
+          {"cache_hit", r.cache_hit}, {"requests", r.requests}, {"errors", r.errors}, {"valid", r.valid},
+          {"diagnosis", r.diagnosis}, {"result_dir", r.result_dir}, {"server_command", r.server_command},
+          {"server_log", r.server_log}, {"server_metrics", server_metrics}, {"agentperf_version", r.agentperf_version},
+          {"started_at", r.started_at}, {"finished_at", r.finished_at}};
+}
+
+void print_table(const std::vector<sweep::PointRow>& rows, const std::vector<std::string>& frontier) {
+  std::printf("%-58s %4s %5s %-16s %11s %10s %10s %6s %s\n", "point", "tp", "conc", "status", "tput/GPU", "intvty p50",
+              "TTFT p50", "hit", "");
+  for (const auto& r : rows) {
+    const bool on = std::find(frontier.begin(), frontier.end(), r.exp_name) != frontier.end();
+    std::printf("%-58s %4d %5d %-16s %11.1f %10.1f %8.0fms %5.1f%% %s%s\n", r.exp_name.c_str(), r.tp, r.conc,
+                r.status.c_str(), r.total_tput_per_gpu, r.intvty_p50, r.ttft_p50_ms, 100 * r.cache_hit,
+                on ? "frontier" : "", r.adaptive_added ? " (added)" : "");
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<SweepCommand> add_sweep_commands(CLI::App& app) {
+  auto sc = std::make_shared<SweepCommand>();
+  auto& o = sc->opts;
+  sc->sweep = app.add_subcommand(
+      "sweep", "Run a recipe's points against real servers (start, wait ready, replay, scrape, stop), store them in SQLite, "
+               "search each row's cliff adaptively, and compute the Pareto frontier");
+  auto* c = sc->sweep;
+  c->add_option("recipe", o.recipe_path, "Recipe YAML")->required()->check(CLI::ExistingFile);
+  c->add_option("-o,--out", o.out_dir, "Directory for per-point results, server logs and frontier.json")->capture_default_str();
+  c->add_option("--store", o.store_path, "SQLite results store (default <out>/sweep.sqlite)");
+  c->add_flag("--dry-run", o.dry_run, "Run the whole search on `sim predict` (virtual time) instead of servers");
+  c->add_flag("--no-adaptive", sc->no_adaptive, "Measure every conc of every row (the recipe's full conc-lists)");
+  c->add_flag("--restart", sc->restart, "Measure again points the store already holds (default: resume, reuse them)");
+  c->add_option("--point-index", sc->point_index, "Run only point N of `recipe expand` (a Slurm array task)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--emit-slurm", sc->emit_slurm_dir, "Write a Slurm job array (one task per point) to this directory instead of running");
+  auto* g = "Adaptive search";
+  c->add_option("--min-gain", o.search.min_gain, "A cliff: throughput per GPU rose by less than this share")
+      ->check(CLI::Range(0.0, 10.0))->group(g)->capture_default_str();
+  c->add_option("--latency-jump", o.search.latency_jump, "... or interactivity fell / TTFT rose by more than this factor")
+      ->check(CLI::Range(1.0, 1000.0))->group(g)->capture_default_str();
+  c->add_option("--resolution", o.search.resolution, "Stop refining once the cliff bracket is this narrow (0 = the list's smallest step)")
+      ->check(CLI::NonNegativeNumber)->group(g)->capture_default_str();
+  g = "Short-circuit";
+  c->add_flag("--no-short-circuit", sc->no_short_circuit, "Never stop a point early")->group(g);
+  c->add_option("--stall-seconds", o.short_circuit_opts.stall_s, "Stop a point with no generated tokens for this long")
+      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+  c->add_option("--pinned-seconds", o.short_circuit_opts.pinned_s, "Stop a point whose KV stays full while the queue grows this long")
+      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+  c->add_option("--stop-grace", o.stop_grace_s, "Seconds between SIGTERM and SIGKILL when stopping a server")
+      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+  c->add_flag("-q,--quiet", o.quiet, "No progress lines");
+
+  auto* results = app.add_subcommand("results", "Read sweep results stores");
+  results->require_subcommand(1);
+  sc->list = results->add_subcommand("list", "One line per point, the Pareto frontier marked");
+  sc->show = results->add_subcommand("show", "Everything stored about one point, as JSON");
+  sc->exportc = results->add_subcommand("export", "All points as CSV or JSON");
+  for (auto* sub : {sc->list, sc->show, sc->exportc}) {
+    sub->add_option("--store", sc->stores, "Results store(s): .sqlite files or directories of them")->required();
+    sub->add_option("--sweep", sc->sweep_name, "Only this sweep (recipe name)");
+  }
+  sc->show->add_option("point", sc->exp_name, "Point name (exp_name)")->required();
+  sc->exportc->add_option("--format", sc->format, "csv or json")->check(CLI::IsMember({"csv", "json"}))->capture_default_str();
+  sc->exportc->add_option("-o,--output", sc->output, "File to write (default: standard output)");
+  return sc;
+}
+
+int execute_sweep_command(SweepCommand& sc) {
+  if (sc.sweep->parsed()) {
+    auto& o = sc.opts;
+    o.adaptive = !sc.no_adaptive;
+    o.resume = !sc.restart;
+    o.short_circuit = !sc.no_short_circuit;
+    o.agentperf_exe = self_exe();
+    if (sc.point_index >= 0) o.point_index = sc.point_index;
+    if (!sc.emit_slurm_dir.empty()) {
+      o.out_dir = sc.emit_slurm_dir;
+      std::printf("wrote %s\n", sweep::emit_slurm(o).c_str());
+      return 0;
+    }
+    std::signal(SIGINT, on_sweep_signal);
+    std::signal(SIGTERM, on_sweep_signal);
+    const auto res = sweep::run_sweep(o);
+    if (!o.quiet) print_table(res.rows, res.frontier);
+    int measured = 0, listed = 0;
+    for (const auto& s : res.searches) {
+      measured += s.measured;
+      listed += s.list_points;
+    }
+    if (!res.searches.empty())
+      std::printf("%d points measured for %d in the recipe's conc-lists; frontier: %zu points; results in %s\n", measured,
+                  listed, res.frontier.size(), o.out_dir.c_str());
+    if (res.interrupted) {
+      std::fprintf(stderr, "agentperf sweep: interrupted; run the same command again to resume\n");
+      return 130;
+    }
+    return res.failed > 0 ? 1 : 0;
+  }
+  if (sc.list->parsed()) {
+    const auto rows = load_rows(sc.stores, sc.sweep_name);
+    print_table(rows, sweep::frontier_of(rows));
+    return 0;
+  }
+  if (sc.show->parsed()) {
+    for (const auto& r : load_rows(sc.stores, sc.sweep_name))
+      if (r.exp_name == sc.exp_name) {
+        std::printf("%s\n", row_json(r).dump(2).c_str());
+        return 0;
+      }
+    throw UserError("no point '" + sc.exp_name + "' in the store(s)");
+  }
+  if (sc.exportc->parsed()) {
+    const auto rows = load_rows(sc.stores, sc.sweep_name);
+    const auto frontier = sweep::frontier_of(rows);
+    std::string out;
+    if (sc.format == "json") {
+      nlohmann::ordered_json j = nlohmann::ordered_json::array();
+      for (const auto& r : rows) {
+        auto o = row_json(r);
+        o["on_frontier"] = std::find(frontier.begin(), frontier.end(), r.exp_name) != frontier.end();
+        j.push_back(o);
+      }
+      out = j.dump(2) + "\n";
+    } else {
+      out = "sweep,exp_name,tp,conc,kv_offloading,spec_decoding,status,mode,adaptive_added,total_tput_per_gpu,"
+            "output_tput_per_gpu,intvty_p50,e2e_norm_intvty_p50,ttft_p50_ms,e2el_p50_s,cache_hit,requests,errors,valid,"
+            "on_frontier,result_dir\n";
+      for (const auto& r : rows) {
+        char line[1024];
+        std::snprintf(line, sizeof line, "%s,%s,%d,%d,%s,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%lld,%d,%d,%s\n",
+                      r.sweep.c_str(), r.exp_name.c_str(), r.tp, r.conc, r.kv_offloading.c_str(), r.spec_decoding.c_str(),
+                      r.status.c_str(), r.mode.c_str(), r.adaptive_added ? 1 : 0, r.total_tput_per_gpu,
+                      r.output_tput_per_gpu, r.intvty_p50, r.e2e_norm_intvty_p50, r.ttft_p50_ms, r.e2el_p50_s, r.cache_hit,
+                      r.requests, r.errors, r.valid ? 1 : 0,
+                      std::find(frontier.begin(), frontier.end(), r.exp_name) != frontier.end() ? 1 : 0,
+                      r.result_dir.c_str());
+        out += line;
+      }
+    }
+    if (sc.output.empty()) std::fputs(out.c_str(), stdout);
+    else write_file_atomically(sc.output, out);
+    return 0;
+  }
+  return -1;
+}
+
+}  // namespace agentperf::cli

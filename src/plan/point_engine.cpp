@@ -1,0 +1,21 @@
+#include "plan/point_engine.h"
+
+namespace agentperf::plan {
+
+sim::EngineConfig engine_config_for(const ExpandedPoint& p) {
+  sim::EngineConfig c;
+  c.tp = p.entry->tp;
+  c.mem_fraction_static = 0.80;
+  c.max_running_requests = p.max_running_requests;
+  c.cuda_graph_max_bs = p.cuda_graph_max_bs;
+  c.spec.enabled = p.entry->spec_decoding == "mtp";
+  if (p.entry->kv_offloading == "dram") {
+    c.page_size = 64;
+    c.hicache.enabled = true;
+    c.hicache.size_gb = static_cast<double>(p.hicache_size_gb);
+    c.hicache.write_policy = sim::WritePolicy::write_through_selective;
+  }
+  return c;
+}
+
+}  // namespace agentperf::plan

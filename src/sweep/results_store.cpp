@@ -1,0 +1,177 @@
+#include "sweep/results_store.h"
+
+#include <sqlite3.h>
+
+#include <ctime>
+
+#include "common/error.h"
+
+namespace agentperf::sweep {
+namespace {
+
+// Column order of the points table; put() and read_row() follow it.
+constexpr const char* kSchema = R"(
+CREATE TABLE IF NOT EXISTS points (
+  sweep TEXT NOT NULL, exp_name TEXT NOT NULL, row_index INTEGER, tp INTEGER, conc INTEGER,
+  kv_offloading TEXT, spec_decoding TEXT, status TEXT NOT NULL, mode TEXT, adaptive_added INTEGER,
+  total_tput_per_gpu REAL, output_tput_per_gpu REAL, intvty_p50 REAL, e2e_norm_intvty_p50 REAL,
+  ttft_p50_ms REAL, e2el_p50_s REAL, cache_hit REAL, requests INTEGER, errors INTEGER, valid INTEGER,
+  diagnosis TEXT, result_dir TEXT, server_command TEXT, server_log TEXT, server_metrics TEXT,
+  agentperf_version TEXT, started_at TEXT, finished_at TEXT,
+  PRIMARY KEY (sweep, exp_name));
+)";
+constexpr const char* kColumns =
+    "sweep, exp_name, row_index, tp, conc, kv_offloading, spec_decoding, status, mode, adaptive_added, "
+    "total_tput_per_gpu, output_tput_per_gpu, intvty_p50, e2e_norm_intvty_p50, ttft_p50_ms, e2el_p50_s, cache_hit, "
+    "requests, errors, valid, diagnosis, result_dir, server_command, server_log, server_metrics, agentperf_version, "
+    "started_at, finished_at";
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql, const std::string& path) : db_(db), path_(path) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) fail("prepare");
+  }
+  ~Statement() { sqlite3_finalize(st_); }
+  void bind(int i, const std::string& v) { sqlite3_bind_text(st_, i, v.c_str(), -1, SQLITE_TRANSIENT); }
+  void bind(int i, double v) { sqlite3_bind_double(st_, i, v); }
+  void bind(int i, long long v) { sqlite3_bind_int64(st_, i, v); }
+  void bind(int i, int v) { sqlite3_bind_int(st_, i, v); }
+  bool step() {
+    const int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail("step");
+  }
+  std::string text(int c) const {
+    const auto* p = sqlite3_column_text(st_, c);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  double real(int c) const { return sqlite3_column_double(st_, c); }
+  long long integer(int c) const { return sqlite3_column_int64(st_, c); }
+  [[noreturn]] void fail(const char* what) const {
+    throw UserError("results store " + path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+  std::string path_;
+};
+
+PointRow read_row(const Statement& s) {
+  PointRow r;
+  int c = 0;
+  r.sweep = s.text(c++);
+  r.exp_name = s.text(c++);
+  r.row = static_cast<int>(s.integer(c++));
+  r.tp = static_cast<int>(s.integer(c++));
+  r.conc = static_cast<int>(s.integer(c++));
+  r.kv_offloading = s.text(c++);
+  r.spec_decoding = s.text(c++);
+  r.status = s.text(c++);
+  r.mode = s.text(c++);
+  r.adaptive_added = s.integer(c++) != 0;
+  r.total_tput_per_gpu = s.real(c++);
+  r.output_tput_per_gpu = s.real(c++);
+  r.intvty_p50 = s.real(c++);
+  r.e2e_norm_intvty_p50 = s.real(c++);
+  r.ttft_p50_ms = s.real(c++);
+  r.e2el_p50_s = s.real(c++);
+  r.cache_hit = s.real(c++);
+  r.requests = s.integer(c++);
+  r.errors = s.integer(c++);
+  r.valid = s.integer(c++) != 0;
+  r.diagnosis = s.text(c++);
+  r.result_dir = s.text(c++);
+  r.server_command = s.text(c++);
+  r.server_log = s.text(c++);
+  r.server_metrics = s.text(c++);
+  r.agentperf_version = s.text(c++);
+  r.started_at = s.text(c++);
+  r.finished_at = s.text(c++);
+  return r;
+}
+
+}  // namespace
+
+std::string utc_now_iso() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+ResultsStore::ResultsStore(const std::string& path) : path_(path) {
+  if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
+    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw UserError("cannot open results store '" + path + "': " + msg);
+  }
+  sqlite3_busy_timeout(db_, 10000);
+  char* err = nullptr;
+  if (sqlite3_exec(db_, kSchema, nullptr, nullptr, &err) != SQLITE_OK) {
+    const std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw UserError("results store '" + path + "' is not usable: " + msg);
+  }
+}
+
+ResultsStore::~ResultsStore() { sqlite3_close(db_); }
+
+void ResultsStore::put(const PointRow& r) {
+  const std::string sql = std::string("INSERT OR REPLACE INTO points (") + kColumns +
+                          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  Statement s(db_, sql.c_str(), path_);
+  int i = 1;
+  s.bind(i++, r.sweep);
+  s.bind(i++, r.exp_name);
+  s.bind(i++, r.row);
+  s.bind(i++, r.tp);
+  s.bind(i++, r.conc);
+  s.bind(i++, r.kv_offloading);
+  s.bind(i++, r.spec_decoding);
+  s.bind(i++, r.status);
+  s.bind(i++, r.mode);
+  s.bind(i++, r.adaptive_added ? 1 : 0);
+  s.bind(i++, r.total_tput_per_gpu);
+  s.bind(i++, r.output_tput_per_gpu);
+  s.bind(i++, r.intvty_p50);
+  s.bind(i++, r.e2e_norm_intvty_p50);
+  s.bind(i++, r.ttft_p50_ms);
+  s.bind(i++, r.e2el_p50_s);
+  s.bind(i++, r.cache_hit);
+  s.bind(i++, r.requests);
+  s.bind(i++, r.errors);
+  s.bind(i++, r.valid ? 1 : 0);
+  s.bind(i++, r.diagnosis);
+  s.bind(i++, r.result_dir);
+  s.bind(i++, r.server_command);
+  s.bind(i++, r.server_log);
+  s.bind(i++, r.server_metrics);
+  s.bind(i++, r.agentperf_version);
+  s.bind(i++, r.started_at);
+  s.bind(i++, r.finished_at);
+  s.step();
+}
+
+std::optional<PointRow> ResultsStore::get(const std::string& sweep, const std::string& exp_name) const {
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM points WHERE sweep = ? AND exp_name = ?";
+  Statement s(db_, sql.c_str(), path_);
+  s.bind(1, sweep);
+  s.bind(2, exp_name);
+  if (!s.step()) return std::nullopt;
+  return read_row(s);
+}
+
+std::vector<PointRow> ResultsStore::list(const std::string& sweep) const {
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM points" + (sweep.empty() ? "" : " WHERE sweep = ?") +
+                          " ORDER BY sweep, row_index, conc";
+  Statement s(db_, sql.c_str(), path_);
+  if (!sweep.empty()) s.bind(1, sweep);
+  std::vector<PointRow> out;
+  while (s.step()) out.push_back(read_row(s));
+  return out;
+}
+
+}  // namespace agentperf::sweep

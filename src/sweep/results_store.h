@@ -1,0 +1,53 @@
+// The sweep's results store: one SQLite row per (sweep, point), written when
+// a point starts (status running) and again when it ends, so an interrupted
+// sweep resumes where it stopped: done, failed and short-circuited points are
+// kept, running ones (a crash mid-point) are run again.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace agentperf::sweep {
+
+struct PointRow {
+  std::string sweep;     // recipe name
+  std::string exp_name;  // the point's name (recipe expand)
+  int row = 0;           // search-space row index (across scenario blocks)
+  int tp = 1, conc = 0;
+  std::string kv_offloading, spec_decoding;
+  std::string status;    // running | done | failed | short_circuited | pruned
+  std::string mode;      // server | predict
+  bool adaptive_added = false;  // measured to refine a cliff, not in the recipe's conc-list
+  double total_tput_per_gpu = 0, output_tput_per_gpu = 0;
+  double intvty_p50 = 0, e2e_norm_intvty_p50 = 0, ttft_p50_ms = 0, e2el_p50_s = 0, cache_hit = 0;
+  long long requests = 0, errors = 0;
+  bool valid = false;
+  std::string diagnosis;       // why failed / short-circuited / pruned
+  std::string result_dir;      // profile_export.jsonl etc.
+  std::string server_command, server_log;
+  std::string server_metrics;  // JSON summary: gauges as stats, counters as deltas
+  std::string agentperf_version, started_at, finished_at;
+};
+
+class ResultsStore {
+ public:
+  explicit ResultsStore(const std::string& path);  // creates the file and schema; throws UserError
+  ~ResultsStore();
+  ResultsStore(const ResultsStore&) = delete;
+  ResultsStore& operator=(const ResultsStore&) = delete;
+
+  void put(const PointRow& row);  // insert or replace (sweep, exp_name)
+  std::optional<PointRow> get(const std::string& sweep, const std::string& exp_name) const;
+  std::vector<PointRow> list(const std::string& sweep = "") const;  // ordered by sweep, row, conc
+  const std::string& path() const { return path_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+std::string utc_now_iso();
+
+}  // namespace agentperf::sweep

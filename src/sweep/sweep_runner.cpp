@@ -1,0 +1,465 @@
+#include "sweep/sweep_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/version.h"
+#include "load/load_runner.h"
+#include "metrics/export.h"
+#include "metrics/inferencex_aggregate.h"
+#include "metrics/metrics_scraper.h"
+#include "net/http_client.h"
+#include "plan/point_engine.h"
+#include "plan/recipe.h"
+#include "replay/replay_outputs.h"
+#include "replay/replay_runner.h"
+#include "sim/engine.h"
+#include "sim/predictor.h"
+#include "sim/specs.h"
+#include "sweep/server_process.h"
+#include "trace/synth.h"
+#include "trace/trace_loader.h"
+
+namespace agentperf::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
+bool final_status(const std::string& s) { return s == "done" || s == "failed" || s == "short_circuited"; }
+
+std::string row_label(const plan::SearchSpaceEntry& e) {
+  return "tp" + std::to_string(e.tp) + (e.ep > 1 ? " ep" + std::to_string(e.ep) : "") + " spec:" + e.spec_decoding +
+         " offload:" + e.kv_offloading;
+}
+
+double num(const ojson& j, std::initializer_list<const char*> path) {
+  const ojson* n = &j;
+  for (const char* k : path) {
+    if (!n->is_object() || !n->contains(k)) return 0;
+    n = &(*n)[k];
+  }
+  return n->is_number() ? n->get<double>() : 0;
+}
+
+// Fills the row's metrics from an InferenceX aggregate.
+void take_metrics(PointRow& row, const ojson& ix) {
+  row.total_tput_per_gpu = num(ix, {"throughput", "per_gpu", "total_tput_tps"});
+  row.output_tput_per_gpu = num(ix, {"throughput", "per_gpu", "output_tput_tps"});
+  row.intvty_p50 = num(ix, {"latency", "intvty", "p50"});
+  row.e2e_norm_intvty_p50 = num(ix, {"latency", "e2e_norm_intvty", "p50"});
+  row.ttft_p50_ms = 1000 * num(ix, {"latency", "ttft", "p50"});
+  row.e2el_p50_s = num(ix, {"latency", "e2el", "p50"});
+  row.cache_hit = num(ix, {"cache", "observed_cache_hit_rate"});
+  row.requests = static_cast<long long>(num(ix, {"request_accounting", "records_profiled"}));
+  row.errors = static_cast<long long>(num(ix, {"request_accounting", "records_error_dropped"}));
+  row.valid = ix.contains("validity") && ix["validity"].value("valid", false);
+}
+
+PointMetrics metrics_of(const PointRow& r) {
+  return {r.total_tput_per_gpu, r.intvty_p50, r.ttft_p50_ms, r.status == "done" && r.valid};
+}
+
+// Gauges as mean/max, counters (_total) as the delta over the run.
+std::string summarize_server_metrics(const std::vector<std::map<std::string, double>>& samples) {
+  ojson out = ojson::object();
+  if (samples.empty()) return out.dump();
+  std::map<std::string, std::vector<double>> series;
+  for (const auto& s : samples)
+    for (const auto& [k, v] : s) series[k].push_back(v);
+  for (const auto& [k, v] : series) {
+    if (k.size() > 6 && k.compare(k.size() - 6, 6, "_total") == 0) {
+      out[k] = {{"delta", v.back() - v.front()}};
+    } else {
+      double sum = 0, mx = v.front();
+      for (double x : v) {
+        sum += x;
+        mx = std::max(mx, x);
+      }
+      out[k] = {{"mean", sum / v.size()}, {"max", mx}};
+    }
+  }
+  out["samples"] = samples.size();
+  return out.dump();
+}
+
+std::string first_model(const std::string& base_url) {
+  const auto r = net::http_get_once(base_url + "/v1/models", std::chrono::milliseconds(5000));
+  if (r.error || r.status != 200) return {};
+  const auto j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.contains("data") || !j["data"].is_array() || j["data"].empty()) return {};
+  return j["data"][0].value("id", "");
+}
+
+class Sweep {
+ public:
+  explicit Sweep(const SweepOptions& o) : o_(o), recipe_(plan::load_recipe(o.recipe_path)) {
+    points_ = plan::expand(recipe_);
+    index_rows();
+    if (points_.empty()) throw UserError(o.recipe_path + ": the recipe has no points (no search-space rows)");
+    if (o_.dry_run && recipe_.sim_model_spec.empty())
+      throw UserError(o.recipe_path + ": --dry-run needs the recipe's 'sim' block (model-spec, hardware)");
+    if (!o_.dry_run && recipe_.server_command.empty())
+      throw UserError(o.recipe_path + ": the recipe has no server.command to start");
+    fs::create_directories(o_.out_dir);
+    store_ = std::make_unique<ResultsStore>(o_.store_path.empty() ? (fs::path(o_.out_dir) / "sweep.sqlite").string()
+                                                                  : o_.store_path);
+  }
+
+  SweepOutcome run() {
+    SweepOutcome out;
+    if (!o_.dry_run) load_traces();
+    if (o_.point_index) {
+      if (*o_.point_index < 0 || *o_.point_index >= static_cast<int>(points_.size()))
+        throw UserError("--point-index " + std::to_string(*o_.point_index) + " is outside 0.." +
+                        std::to_string(points_.size() - 1));
+      const auto& p = points_[*o_.point_index];
+      measure(p, row_of(p), false, out);
+    } else {
+      for (int row = 0; row < static_cast<int>(entries_.size()) && !out.interrupted; ++row) search_row(row, out);
+    }
+    out.rows = store_->list(recipe_.name);
+    out.frontier = frontier_of(out.rows);
+    write_frontier(out);
+    return out;
+  }
+
+ private:
+  // Rows in recipe order; entries_ are the search-space rows, row_of maps a point to its row.
+  int row_of(const plan::ExpandedPoint& p) {
+    if (entries_.empty()) index_rows();
+    for (int i = 0; i < static_cast<int>(entries_.size()); ++i)
+      if (entries_[i] == p.entry) return i;
+    return 0;
+  }
+  void index_rows() {
+    for (const auto& p : points_)
+      if (std::find(entries_.begin(), entries_.end(), p.entry) == entries_.end()) entries_.push_back(p.entry);
+  }
+
+  void say(const std::string& s) const {
+    if (o_.log) o_.log(s);
+    else if (!o_.quiet) std::fprintf(stderr, "agentperf sweep: %s\n", s.c_str());
+  }
+
+  void load_traces() {
+    if (!recipe_.replay_traces.empty()) {
+      trace::LoadStats st;
+      traces_ = trace::load_traces(recipe_.replay_traces, "auto", {}, &st);
+      stats_ = st;
+      source_ = recipe_.replay_traces;
+    } else {
+      int max_conc = 1;
+      for (const auto& p : points_) max_conc = std::max(max_conc, p.conc);
+      trace::SynthOptions so;
+      so.traces = std::max(16, 2 * max_conc);
+      traces_ = trace::synthesize_traces(so);
+      stats_.traces_kept = static_cast<std::int64_t>(traces_.size());
+      source_ = "synthetic (traces synth --traces " + std::to_string(so.traces) + ")";
+    }
+    if (traces_.empty()) throw UserError("no traces to replay from '" + source_ + "'");
+    say("traces: " + source_ + ", " + std::to_string(traces_.size()) + " session trees");
+  }
+
+  // A point at any conc of a row: list points as expanded, others through a
+  // one-conc copy of the recipe (the launcher's derived values follow conc).
+  const plan::ExpandedPoint& point_at(int row, int conc) {
+    if (entries_.empty()) index_rows();
+    for (const auto& p : points_)
+      if (p.entry == entries_[row] && p.conc == conc) return p;
+    auto& r = extra_recipes_.emplace_back(recipe_);
+    for (auto& block : r.agentic)
+      for (auto& e : block.search_space) e.conc_list.clear();
+    // Keep the block structure (dram utilization) of the row's entry.
+    for (std::size_t b = 0; b < recipe_.agentic.size(); ++b)
+      for (std::size_t e = 0; e < recipe_.agentic[b].search_space.size(); ++e)
+        if (&recipe_.agentic[b].search_space[e] == entries_[row]) r.agentic[b].search_space[e].conc_list = {conc};
+    auto expanded = plan::expand(r);
+    if (expanded.size() != 1) throw UserError("internal: adaptive point expansion gave " + std::to_string(expanded.size()) + " points");
+    extra_points_.push_back(expanded.front());
+    return extra_points_.back();
+  }
+
+  void search_row(int row, SweepOutcome& out) {
+    if (entries_.empty()) index_rows();
+    const auto* entry = entries_[row];
+    RowOutcome ro;
+    ro.row = row;
+    ro.label = row_label(*entry);
+    ro.list_points = static_cast<int>(entry->conc_list.size());
+    if (!o_.adaptive) {
+      for (int conc : entry->conc_list) {
+        measure(point_at(row, conc), row, false, out);
+        ++ro.measured;
+        if (out.interrupted) break;
+      }
+    } else {
+      AdaptiveSearch search(entry->conc_list, o_.search);
+      while (auto conc = search.next()) {
+        const PointMetrics m = measure(point_at(row, *conc), row, !search.in_list(*conc), out);
+        ++ro.measured;
+        if (out.interrupted) break;
+        search.report(*conc, m);
+      }
+      ro.cliff = search.cliff();
+      ro.pruned = search.pruned();
+      for (int conc : ro.pruned) record_pruned(point_at(row, conc), row, ro);
+    }
+    say(ro.label + ": " + std::to_string(ro.measured) + " of " + std::to_string(ro.list_points) + " list points measured" +
+        (ro.cliff ? ", cliff between conc " + std::to_string(ro.cliff->first) + " and " + std::to_string(ro.cliff->second)
+                  : ", no cliff within the list"));
+    out.searches.push_back(ro);
+  }
+
+  void record_pruned(const plan::ExpandedPoint& p, int row, const RowOutcome& ro) {
+    if (auto old = store_->get(recipe_.name, p.exp_name); old && final_status(old->status)) return;
+    PointRow r = base_row(p, row, false);
+    r.status = "pruned";
+    r.diagnosis = ro.cliff ? "not measured: past the cliff between conc " + std::to_string(ro.cliff->first) + " and " +
+                                 std::to_string(ro.cliff->second) + " (lower interactivity for no more throughput)"
+                           : "not measured: between coarse points that still scaled";
+    r.finished_at = utc_now_iso();
+    store_->put(r);
+  }
+
+  PointRow base_row(const plan::ExpandedPoint& p, int row, bool added) const {
+    PointRow r;
+    r.sweep = recipe_.name;
+    r.exp_name = p.exp_name;
+    r.row = row;
+    r.tp = p.entry->tp;
+    r.conc = p.conc;
+    r.kv_offloading = p.entry->kv_offloading;
+    r.spec_decoding = p.entry->spec_decoding;
+    r.mode = o_.dry_run ? "predict" : "server";
+    r.adaptive_added = added;
+    r.agentperf_version = std::string(version());
+    return r;
+  }
+
+  PointMetrics measure(const plan::ExpandedPoint& p, int row, bool added, SweepOutcome& out) {
+    if (o_.resume)
+      if (auto old = store_->get(recipe_.name, p.exp_name); old && final_status(old->status) && old->mode == (o_.dry_run ? "predict" : "server")) {
+        say(p.exp_name + ": " + old->status + " in the store, reused");
+        return metrics_of(*old);
+      }
+    PointRow r = base_row(p, row, added);
+    const fs::path dir = fs::path(o_.out_dir) / p.exp_name;
+    fs::create_directories(dir);
+    r.result_dir = dir.string();
+    r.status = "running";
+    r.started_at = utc_now_iso();
+    store_->put(r);
+    say(p.exp_name + ": " + (o_.dry_run ? "predicting" : "starting"));
+    try {
+      if (o_.dry_run) predict_point(p, dir, r);
+      else serve_point(p, dir, r);
+    } catch (const UserError& e) {
+      r.status = "failed";
+      r.diagnosis = e.what();
+    }
+    if (LoadRunner::interrupt_requested()) {
+      // Leave it 'running': a resumed sweep measures it again.
+      out.interrupted = true;
+      r.status = "running";
+      r.diagnosis = "interrupted";
+      store_->put(r);
+      return metrics_of(r);
+    }
+    r.finished_at = utc_now_iso();
+    store_->put(r);
+    if (r.status != "done") ++out.failed;
+    say(p.exp_name + ": " + r.status +
+        (r.status == "done" ? "  tput/GPU " + fmt(r.total_tput_per_gpu) + " tok/s, intvty p50 " + fmt(r.intvty_p50) +
+                                  " tok/s, TTFT p50 " + fmt(r.ttft_p50_ms) + " ms, hit " + fmt(100 * r.cache_hit) + "%"
+                            : " (" + r.diagnosis.substr(0, r.diagnosis.find('\n')) + ")"));
+    return metrics_of(r);
+  }
+
+  static std::string fmt(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", v);
+    return b;
+  }
+
+  void serve_point(const plan::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
+    const int port = free_local_port();
+    std::string cmd = p.command;
+    for (std::size_t at; (at = cmd.find("{port}")) != std::string::npos;) cmd.replace(at, 6, std::to_string(port));
+    if (!o_.agentperf_exe.empty() && cmd.rfind("agentperf ", 0) == 0) cmd = o_.agentperf_exe + cmd.substr(9);
+    r.server_command = cmd;
+    r.server_log = (dir / "server.log").string();
+    const std::string base = "http://127.0.0.1:" + std::to_string(port);
+    ServerProcess server(cmd, recipe_.server_env, r.server_log);
+    wait_until_ready(server, base, std::chrono::milliseconds(static_cast<long long>(recipe_.server_startup_timeout_s * 1000)),
+                     [&](const std::string& s) { say(p.exp_name + ": " + s); });
+    const std::string model = first_model(base);
+    if (model.empty()) throw UserError("server at " + base + " lists no model on /v1/models");
+
+    replay::ReplayConfig cfg;
+    cfg.client.url = base;
+    cfg.client.endpoint_type = recipe_.replay_endpoint_type == "chat" ? EndpointType::chat : EndpointType::completions;
+    cfg.client.model = model;
+    cfg.client.quiet = true;
+    cfg.client.artifact_dir = dir.string();
+    cfg.lanes = p.conc;
+    cfg.client.concurrency = p.conc;
+    cfg.duration_s = recipe_.duration_s;
+    cfg.client.duration_s = recipe_.duration_s;
+    cfg.grace_s = recipe_.replay_grace_s;
+    cfg.client.grace_period_s = recipe_.replay_grace_s;
+    cfg.system_idle_cap_s = recipe_.replay_system_idle_cap_s;
+    cfg.warmup = recipe_.replay_warmup;
+    cfg.benchmark_id = recipe_.name + "/" + p.exp_name + "/" + std::to_string(wall_ns());
+    auto stop = std::make_shared<replay::StopSignal>();
+    cfg.stop = stop;
+
+    std::vector<std::map<std::string, double>> samples;
+    std::mutex samples_mu;
+    ShortCircuitDetector detector(o_.short_circuit_opts);
+    const auto t0 = std::chrono::steady_clock::now();
+    MetricsScraper scraper(base + "/metrics", o_.metrics_interval_s, (dir / "server_metrics_timeline.jsonl").string());
+    scraper.on_sample([&](const std::map<std::string, double>& m) {
+      std::lock_guard lk(samples_mu);
+      samples.push_back(m);
+      if (!o_.short_circuit) return;
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (auto why = detector.feed(t, m)) stop->request("short-circuited: " + *why);
+    });
+    scraper.start();
+    auto res = replay::run_replay(cfg, traces_, model);
+    scraper.stop();
+    const std::string ended = server.stop(std::chrono::milliseconds(static_cast<long long>(o_.stop_grace_s * 1000)));
+    say(p.exp_name + ": server " + ended);
+    {
+      std::lock_guard lk(samples_mu);
+      r.server_metrics = summarize_server_metrics(samples);
+    }
+    replay::ReplayRunInfo info;
+    info.traces_source = source_;
+    info.stats = stats_;
+    info.gpus = p.entry->tp;
+    info.cli_command = "agentperf sweep " + o_.recipe_path + " (point " + p.exp_name + ")";
+    const auto agg = replay::write_replay_outputs(res, cfg, info, dir);
+    take_metrics(r, agg["inferencex"]);
+    if (!res.abort_reason.empty()) {
+      r.status = stop->requested() ? "short_circuited" : "failed";
+      r.diagnosis = res.abort_reason;
+    } else {
+      r.status = r.valid ? "done" : "failed";
+      if (!r.valid) r.diagnosis = "invalid run: error rate above the InferenceX threshold (" + std::to_string(r.errors) + " errors)";
+    }
+  }
+
+  void predict_point(const plan::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
+    auto model = sim::load_model_spec(recipe_.sim_model_spec);
+    sim::Engine engine(model, sim::load_hardware_spec(recipe_.sim_hardware_spec), plan::engine_config_for(p));
+    sim::AgenticConfig agentic;
+    agentic.sessions = p.conc;
+    agentic.max_context = std::min(agentic.max_context, model.max_context - 2 * static_cast<int>(agentic.turn_output.mean));
+    agentic.system_tokens = std::min(agentic.system_tokens, agentic.max_context / 4);
+    ProfileConfig load;
+    load.concurrency = p.conc;
+    load.duration_s = recipe_.duration_s;
+    load.grace_period_s = recipe_.replay_grace_s;
+    load.quiet = true;
+    sim::PredictConfig pc{load, agentic};
+    auto res = sim::predict(engine, pc);
+    InferenceXInputs ix;
+    ix.gpus = p.entry->tp;
+    ojson agg = {{"inferencex", inferencex_request_metrics(res.run.records, ix)},
+                 {"sim", {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
+                          {"retractions", res.engine.retractions}}}};
+    write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);
+    write_json_file(dir / "profile_export_aiperf.json", agg);
+    r.server_command = "sim predict (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
+    take_metrics(r, agg["inferencex"]);
+    r.status = r.valid ? "done" : "failed";
+    if (!r.valid) r.diagnosis = "invalid prediction: error rate above the InferenceX threshold";
+  }
+
+  void write_frontier(const SweepOutcome& out) const {
+    ojson j = {{"sweep", recipe_.name}, {"x", "interactivity p50 (tok/s/user)"}, {"y", "total throughput per GPU (tok/s)"},
+               {"frontier", ojson::array()}, {"searches", ojson::array()}};
+    for (const auto& name : out.frontier)
+      for (const auto& r : out.rows)
+        if (r.exp_name == name)
+          j["frontier"].push_back({{"exp_name", r.exp_name}, {"tp", r.tp}, {"conc", r.conc}, {"intvty_p50", r.intvty_p50},
+                                   {"total_tput_per_gpu", r.total_tput_per_gpu}});
+    for (const auto& s : out.searches) {
+      ojson c = s.cliff ? ojson::array({s.cliff->first, s.cliff->second}) : ojson(nullptr);
+      j["searches"].push_back({{"row", s.row}, {"label", s.label}, {"list_points", s.list_points},
+                               {"measured", s.measured}, {"cliff", c}, {"pruned", s.pruned}});
+    }
+    write_file_atomically(fs::path(o_.out_dir) / "frontier.json", j.dump(2) + "\n");
+  }
+
+  SweepOptions o_;
+  plan::Recipe recipe_;
+  std::vector<plan::ExpandedPoint> points_;
+  std::vector<const plan::SearchSpaceEntry*> entries_;
+  std::deque<plan::Recipe> extra_recipes_;
+  std::deque<plan::ExpandedPoint> extra_points_;
+  std::unique_ptr<ResultsStore> store_;
+  std::vector<trace::WekaTrace> traces_;
+  trace::LoadStats stats_;
+  std::string source_;
+};
+
+}  // namespace
+
+std::vector<std::string> frontier_of(const std::vector<PointRow>& rows) {
+  std::vector<std::pair<double, double>> pts;
+  std::vector<const PointRow*> done;
+  for (const auto& r : rows)
+    if (r.status == "done") {
+      pts.emplace_back(r.intvty_p50, r.total_tput_per_gpu);
+      done.push_back(&r);
+    }
+  std::vector<std::string> out;
+  for (std::size_t i : pareto_frontier(pts)) out.push_back(done[i]->exp_name);
+  return out;
+}
+
+SweepOutcome run_sweep(const SweepOptions& opts) { return Sweep(opts).run(); }
+
+std::string emit_slurm(const SweepOptions& o) {
+  const auto recipe = plan::load_recipe(o.recipe_path);
+  const auto points = plan::expand(recipe);
+  if (points.empty()) throw UserError(o.recipe_path + ": the recipe has no points");
+  int gpus = 1;
+  for (const auto& p : points) gpus = std::max(gpus, p.entry->tp * p.entry->pp);
+  fs::create_directories(fs::path(o.out_dir) / "store");
+  const std::string exe = o.agentperf_exe.empty() ? "agentperf" : o.agentperf_exe;
+  const std::string recipe_abs = fs::absolute(o.recipe_path).string(), out_abs = fs::absolute(o.out_dir).string();
+  std::string s = "#!/bin/bash\n";
+  s += "# agentperf sweep of " + recipe.name + ": one array task per point (" + std::to_string(points.size()) +
+       " points, the recipe's full conc-lists; the adaptive search needs its points in sequence and runs locally).\n";
+  s += "# Submit: sbatch " + out_abs + "/sweep.sbatch   Then: agentperf results list --store " + out_abs + "/store\n";
+  s += "#SBATCH --job-name=agentperf-" + recipe.name + "\n";
+  s += "#SBATCH --array=0-" + std::to_string(points.size() - 1) + "\n";
+  s += "#SBATCH --nodes=1\n#SBATCH --gpus-per-node=" + std::to_string(gpus) + "\n#SBATCH --exclusive\n";
+  s += "#SBATCH --output=" + out_abs + "/slurm-%A_%a.log\n";
+  s += "set -euo pipefail\n";
+  s += "# Task i runs point i of `agentperf recipe expand " + recipe_abs + "`:\n";
+  for (std::size_t i = 0; i < points.size(); ++i) s += "#   " + std::to_string(i) + " " + points[i].exp_name + "\n";
+  s += "exec " + exe + " sweep " + recipe_abs + " --point-index \"$SLURM_ARRAY_TASK_ID\" --no-adaptive --out " + out_abs +
+       " --store " + out_abs + "/store/point-\"$SLURM_ARRAY_TASK_ID\".sqlite\n";
+  const fs::path path = fs::path(o.out_dir) / "sweep.sbatch";
+  write_file_atomically(path, s);
+  fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+  return path.string();
+}
+
+}  // namespace agentperf::sweep

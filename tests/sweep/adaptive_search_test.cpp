@@ -1,0 +1,153 @@
+// The adaptive cliff search on known throughput curves, the frontier, the
+// short-circuit detector and the results store: no servers involved.
+#include "sweep/adaptive_search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <unistd.h>
+
+#include "sweep/results_store.h"
+#include "sweep/short_circuit.h"
+
+using namespace agentperf::sweep;
+
+namespace {
+// Throughput rises linearly until `cliff`, then collapses (KV thrash); TTFT explodes past it.
+PointMetrics curve(int conc, int cliff) {
+  PointMetrics m;
+  if (conc <= cliff) {
+    m.tput_per_gpu = 1000.0 * conc;
+    m.ttft_p50_ms = 100;
+  } else {
+    m.tput_per_gpu = 1000.0 * cliff * 0.6;
+    m.ttft_p50_ms = 5000;
+  }
+  m.intvty_p50 = m.tput_per_gpu / conc;
+  return m;
+}
+
+struct Run {
+  std::vector<int> measured;
+  std::optional<std::pair<int, int>> cliff;
+  std::vector<int> pruned;
+};
+Run search(const std::vector<int>& list, const std::function<PointMetrics(int)>& f, SearchOptions o = {}) {
+  AdaptiveSearch s(list, o);
+  Run r;
+  while (auto c = s.next()) {
+    r.measured.push_back(*c);
+    s.report(*c, f(*c));
+    if (r.measured.size() > 100) break;
+  }
+  r.cliff = s.cliff();
+  r.pruned = s.pruned();
+  return r;
+}
+}  // namespace
+
+TEST(AdaptiveSearch, BracketsACliffWithFewerPointsThanTheList) {
+  const std::vector<int> list = {1, 2, 4, 8, 16, 24, 32, 48, 64};
+  const auto r = search(list, [](int c) { return curve(c, 39); });
+  ASSERT_TRUE(r.cliff);
+  EXPECT_LE(r.cliff->first, 39);
+  EXPECT_GT(r.cliff->second, 39);
+  EXPECT_LE(r.cliff->second - r.cliff->first, std::max(1, r.cliff->first / 4));
+  // Coarse 1, 4, 16, 32, 64; then 48, 40 inside [32, 64]: 7 points locate it
+  // within 32..40, where the full list of 9 says only 32..48.
+  EXPECT_EQ(r.measured, (std::vector<int>{1, 4, 16, 32, 64, 48, 40}));
+  EXPECT_LT(r.measured.size(), list.size());
+}
+
+TEST(AdaptiveSearch, ASmoothCurveIsMeasuredOnlyAtCoarsePoints) {
+  const std::vector<int> list = {2, 4, 8, 16, 32, 64};
+  const auto r = search(list, [](int c) { return curve(c, 1000); });
+  EXPECT_FALSE(r.cliff);
+  EXPECT_EQ(r.measured, (std::vector<int>{2, 8, 32, 64}));
+  EXPECT_EQ(r.pruned, (std::vector<int>{4, 16}));
+}
+
+TEST(AdaptiveSearch, AFailedPointCountsAsPastTheCliff) {
+  const auto r = search({1, 2, 4, 8}, [](int c) {
+    PointMetrics m = curve(c, 1000);
+    m.ok = c < 4;
+    return m;
+  });
+  ASSERT_TRUE(r.cliff);
+  EXPECT_EQ(*r.cliff, std::make_pair(3, 4));  // 2 measured, then the midpoint 3
+  const auto first = search({4, 8}, [](int) { return PointMetrics{0, 0, 0, false}; });
+  ASSERT_TRUE(first.cliff);
+  EXPECT_EQ(first.cliff->first, 0);
+}
+
+TEST(ParetoFrontier, KeepsOnlyUndominatedPoints) {
+  // (interactivity, throughput): (10, 100) dominates (9, 90); (5, 200) and (20, 50) trade off.
+  const auto f = pareto_frontier({{10, 100}, {9, 90}, {5, 200}, {20, 50}, {5, 150}});
+  EXPECT_EQ(f, (std::vector<std::size_t>{2, 0, 3}));
+}
+
+TEST(ShortCircuit, StallAndThrashAreDiagnosed) {
+  ShortCircuitOptions o;
+  o.stall_s = 10;
+  o.pinned_s = 5;
+  ShortCircuitDetector stall(o);
+  std::optional<std::string> why;
+  for (int t = 0; t <= 12 && !why; ++t)
+    why = stall.feed(t, {{"sglang:generation_tokens_total", 500}, {"sglang:num_running_reqs", 4}});
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("stalled"), std::string::npos) << *why;
+  // Progress resets the stall clock.
+  ShortCircuitDetector moving(o);
+  for (int t = 0; t <= 30; ++t)
+    EXPECT_FALSE(moving.feed(t, {{"sglang:generation_tokens_total", 100.0 * t}, {"sglang:num_running_reqs", 4}}));
+  // KV pinned at 100 % while the queue grows.
+  ShortCircuitDetector thrash(o);
+  why.reset();
+  for (int t = 0; t <= 8 && !why; ++t)
+    why = thrash.feed(t, {{"sglang:generation_tokens_total", 10.0 * t}, {"sglang:token_usage", 1.0},
+                          {"sglang:num_queue_reqs", 3.0 + t}});
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("thrashing"), std::string::npos) << *why;
+  // Pinned but draining: not thrashing.
+  ShortCircuitDetector draining(o);
+  for (int t = 0; t <= 20; ++t)
+    EXPECT_FALSE(draining.feed(t, {{"sglang:generation_tokens_total", 10.0 * t}, {"sglang:token_usage", 1.0},
+                                   {"sglang:num_queue_reqs", 30.0 - t}}));
+}
+
+TEST(ResultsStore, RoundTripsRowsAndReplacesByPoint) {
+  const auto path = std::filesystem::temp_directory_path() / ("agentperf_store_" + std::to_string(::getpid()) + ".sqlite");
+  std::filesystem::remove(path);
+  {
+    ResultsStore s(path.string());
+    PointRow r;
+    r.sweep = "sw";
+    r.exp_name = "p_conc8";
+    r.conc = 8;
+    r.status = "running";
+    r.server_metrics = R"({"sglang:token_usage":{"mean":0.5}})";
+    s.put(r);
+    r.status = "done";
+    r.total_tput_per_gpu = 1234.5;
+    r.diagnosis = "it's fine";  // quotes survive binding
+    s.put(r);
+    PointRow other = r;
+    other.exp_name = "p_conc2";
+    other.conc = 2;
+    s.put(other);
+  }
+  ResultsStore s(path.string());  // reopened: persisted
+  const auto rows = s.list("sw");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].conc, 2);  // ordered by conc
+  const auto got = s.get("sw", "p_conc8");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->status, "done");
+  EXPECT_DOUBLE_EQ(got->total_tput_per_gpu, 1234.5);
+  EXPECT_EQ(got->diagnosis, "it's fine");
+  EXPECT_FALSE(s.get("sw", "missing"));
+  EXPECT_TRUE(s.list("other").empty());
+  std::filesystem::remove(path);
+}
