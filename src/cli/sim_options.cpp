@@ -46,6 +46,13 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
       ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
   cmd.add_option("--hicache-write-policy", o.write_policy, "write_through, write_through_selective or write_back")
       ->check(CLI::IsMember({"write_through", "write_through_selective", "write_back"}))->group(g)->capture_default_str();
+  // Accepted so SGLang launch commands (the recipes' {hicache_args}) run
+  // unchanged; the simulator models one transfer path (overlapped, layer by
+  // layer) whatever they say.
+  cmd.add_option("--hicache-io-backend", o.hicache_io_backend, "SGLang's HiCache transfer backend (accepted; not modelled)")
+      ->check(CLI::IsMember({"kernel", "direct", "kernel_ascend"}))->group(g);
+  cmd.add_option("--hicache-mem-layout", o.hicache_mem_layout, "SGLang's HiCache host layout (accepted; not modelled)")
+      ->check(CLI::IsMember({"layer_first", "page_first", "page_first_direct"}))->group(g);
   cmd.add_option("--engine-seed", c.seed, "Seed of the simulated acceptance draws")->group(g)->capture_default_str();
 }
 

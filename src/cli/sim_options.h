@@ -16,6 +16,7 @@ struct SimEngineOptions {
   std::string hardware_profile;  // measured profile (agentperf calibrate); empty: the spec's efficiencies
   std::string speculative_algorithm;  // "NEXTN" / "EAGLE" enable MTP
   std::string write_policy = "write_through";
+  std::string hicache_io_backend, hicache_mem_layout;  // accepted for SGLang command compatibility
   sim::EngineConfig cfg;
 };
 

@@ -21,6 +21,7 @@ struct SweepCommand {
   bool no_adaptive = false, restart = false, no_short_circuit = false;
   std::string emit_slurm_dir;
   int point_index = -1;
+  double duration = 0;
   // results
   std::vector<std::string> stores;
   std::string sweep_name, exp_name, format = "csv", output;
@@ -94,6 +95,8 @@ std::shared_ptr<SweepCommand> add_sweep_commands(CLI::App& app) {
   c->add_option("recipe", o.recipe_path, "Recipe YAML")->required()->check(CLI::ExistingFile);
   c->add_option("-o,--out", o.out_dir, "Directory for per-point results, server logs and frontier.json")->capture_default_str();
   c->add_option("--store", o.store_path, "SQLite results store (default <out>/sweep.sqlite)");
+  c->add_option("--duration", sc->duration, "Seconds per point, instead of the recipe's replay duration")
+      ->check(CLI::PositiveNumber);
   c->add_flag("--dry-run", o.dry_run, "Run the whole search on `sim predict` (virtual time) instead of servers");
   c->add_flag("--no-adaptive", sc->no_adaptive, "Measure every conc of every row (the recipe's full conc-lists)");
   c->add_flag("--restart", sc->restart, "Measure again points the store already holds (default: resume, reuse them)");
@@ -140,6 +143,7 @@ int execute_sweep_command(SweepCommand& sc) {
     o.short_circuit = !sc.no_short_circuit;
     o.agentperf_exe = self_exe();
     if (sc.point_index >= 0) o.point_index = sc.point_index;
+    if (sc.duration > 0) o.duration_s = sc.duration;
     if (!sc.emit_slurm_dir.empty()) {
       o.out_dir = sc.emit_slurm_dir;
       std::printf("wrote %s\n", sweep::emit_slurm(o).c_str());

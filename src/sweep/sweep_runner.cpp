@@ -105,6 +105,7 @@ std::string first_model(const std::string& base_url) {
 class Sweep {
  public:
   explicit Sweep(const SweepOptions& o) : o_(o), recipe_(plan::load_recipe(o.recipe_path)) {
+    if (o_.duration_s) recipe_.duration_s = *o_.duration_s;
     points_ = plan::expand(recipe_);
     index_rows();
     if (points_.empty()) throw UserError(o.recipe_path + ": the recipe has no points (no search-space rows)");
@@ -162,11 +163,21 @@ class Sweep {
     } else {
       int max_conc = 1;
       for (const auto& p : points_) max_conc = std::max(max_conc, p.conc);
+      // Modest sessions (contexts to 32k tokens) so a small model's context
+      // limit does not turn the default into overflow errors.
       trace::SynthOptions so;
       so.traces = std::max(16, 2 * max_conc);
+      so.system_tokens = 4000;
+      so.tool_tokens = 1000;
+      so.mean_turn_input = 1500;
+      so.mean_output = 200;
+      so.max_context = 32768;
+      so.mean_think_time = 2.0;
       traces_ = trace::synthesize_traces(so);
       stats_.traces_kept = static_cast<std::int64_t>(traces_.size());
-      source_ = "synthetic (traces synth --traces " + std::to_string(so.traces) + ")";
+      source_ = "synthetic (traces synth --traces " + std::to_string(so.traces) +
+                " --system-tokens 4000 --tool-tokens 1000 --mean-turn-input 1500 --mean-output 200 --max-context 32768"
+                " --mean-think-time 2)";
     }
     if (traces_.empty()) throw UserError("no traces to replay from '" + source_ + "'");
     say("traces: " + source_ + ", " + std::to_string(traces_.size()) + " session trees");

@@ -24,6 +24,7 @@ struct SweepOptions {
   bool adaptive = true;
   bool resume = true;      // reuse finished points from the store
   std::optional<int> point_index;  // run this one expanded point only (Slurm array task)
+  std::optional<double> duration_s;  // overrides the recipe's replay duration
   SearchOptions search;
   bool short_circuit = true;
   ShortCircuitOptions short_circuit_opts;

@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "common/error.h"
+#include "plan/recipe.h"
 #include "sweep/results_store.h"
 #include "sweep/server_process.h"
 
@@ -172,6 +174,25 @@ replay: {duration: 1.5, grace: 5, warmup: false, system-idle-cap: 0.3, traces: t
   std::string listed;
   ASSERT_EQ(run(exe + " results list --store " + (dir / "out").string(), &listed), 0) << listed;
   EXPECT_NE(listed.find("frontier"), std::string::npos) << listed;
+}
+
+TEST(Sweep, EveryPointOfTheShippedSimRecipeStartsItsServer) {
+  // The recipe's flags (the launcher's {hicache_args} included) must be ones
+  // `agentperf sim serve` accepts: start each point's server and wait for it.
+  const auto dir = temp_dir("shipped");
+  const auto recipe = plan::load_recipe(std::string(AGENTPERF_RECIPES_DIR) + "/sim-qwen3-8b-h200.yaml");
+  std::set<std::string> seen;
+  for (const auto& p : plan::expand(recipe)) {
+    std::string cmd = p.command;
+    const int port = sweep::free_local_port();
+    cmd.replace(cmd.find("{port}"), 6, std::to_string(port));
+    cmd.replace(0, std::string("agentperf").size(), AGENTPERF_CLI_PATH);
+    if (!seen.insert(p.entry->kv_offloading).second) continue;  // one point per kind of row
+    sweep::ServerProcess server(cmd, recipe.server_env, (dir / (p.exp_name + ".log")).string());
+    EXPECT_NO_THROW(sweep::wait_until_ready(server, "http://127.0.0.1:" + std::to_string(port), 20s)) << cmd;
+    server.stop(5s);
+  }
+  EXPECT_EQ(seen.size(), 2u);
 }
 
 TEST(Sweep, EmitsASlurmArrayAndDryRunsOnThePredictor) {
