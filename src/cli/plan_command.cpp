@@ -44,7 +44,6 @@ std::shared_ptr<PlanCommand> add_plan_commands(CLI::App& app) {
 
 namespace {
 
-
 int run_expand(PlanCommand& pc) {
   const auto r = plan::load_recipe(pc.recipe);
   const auto points = plan::expand(r);

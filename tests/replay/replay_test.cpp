@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <mutex>
+#include <thread>
 
 #include "testserver/openai_scripts.h"
 #include "testserver/scripted_server.h"
@@ -390,4 +391,41 @@ TEST(Replay, BarrierHoldsABackgroundTurnForItsRecordedPredecessor) {
   ASSERT_GE(b1, 0);
   EXPECT_NEAR(r1, 0.05, 0.02);
   EXPECT_GT(b1, r1 + 0.28);  // held until r1 came back (~0.35), not sent at 0.30
+}
+
+TEST(Replay, StopSignalEndsTheRunAndCancelsInFlight) {
+  trace::SynthOptions o;
+  o.traces = 8;
+  o.mean_turns = 20;
+  o.system_tokens = 500;
+  o.tool_tokens = 100;
+  o.mean_turn_input = 300;
+  o.mean_output = 2000;  // long streams: requests are in flight when the stop comes
+  o.max_context = 30000;
+  o.mean_think_time = 0.2;
+  auto traces = trace::synthesize_traces(o);
+  sim::SimServerOptions so;
+  so.time_scale = 1;
+  sim::SimServer server(std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"),
+                                                       sim::EngineConfig{}),
+                        so);
+  server.start();
+  auto c = config(server.url(), 60.0);
+  c.lanes = 4;
+  c.grace_s = 60;
+  c.stop = std::make_shared<replay::StopSignal>();
+  std::thread stopper([s = c.stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    s->request("short-circuited: test");
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto res = replay::run_replay(c, traces, "Qwen/Qwen3-8B");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stopper.join();
+  server.stop();
+  EXPECT_EQ(res.abort_reason, "short-circuited: test");
+  EXPECT_LT(took, 5.0);  // not the 60 s duration, nor the 60 s grace
+  std::size_t cancelled = 0;
+  for (const auto& r : res.run.records) cancelled += r.error && r.error->code == 499;
+  EXPECT_GE(cancelled, 1u);  // the streams in flight were cancelled, and recorded
 }
