@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "child_process.h"
 #include "common/clock.h"
 #include "load/load_runner.h"
 #include "metrics/stats.h"
@@ -36,42 +37,6 @@ double cpu_seconds() {
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
-
-// Starts a fast server in a child process; returns its port.
-struct ChildServer {
-  pid_t pid = -1;
-  int keep_alive_fd = -1;
-  std::uint16_t port = 0;
-
-  void start() {
-    int port_pipe[2], alive_pipe[2];
-    if (pipe(port_pipe) || pipe(alive_pipe)) std::perror("pipe"), std::exit(1);
-    pid = fork();
-    if (pid == 0) {
-      close(port_pipe[0]);
-      close(alive_pipe[1]);
-      testserver::ScriptedServer server(testserver::paced_openai_handler(0ns, 0ns));
-      server.start();
-      std::uint16_t p = server.port();
-      if (write(port_pipe[1], &p, sizeof p) != sizeof p) _exit(1);
-      char c;
-      while (read(alive_pipe[0], &c, 1) > 0) {
-      }
-      server.stop();
-      _exit(0);
-    }
-    close(port_pipe[1]);
-    close(alive_pipe[0]);
-    keep_alive_fd = alive_pipe[1];
-    if (read(port_pipe[0], &port, sizeof port) != sizeof port) std::perror("read port"), std::exit(1);
-    close(port_pipe[0]);
-  }
-  void stop() {
-    close(keep_alive_fd);
-    int status;
-    waitpid(pid, &status, 0);
-  }
-};
 
 ProfileConfig config(const std::string& url, int concurrency, int osl, double seconds) {
   ProfileConfig c;
@@ -125,8 +90,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  ChildServer child;
-  child.start();
+  bench::Child child;
+  child.start([](auto ready) {
+    testserver::ScriptedServer server(testserver::paced_openai_handler(0ns, 0ns));
+    server.start();
+    ready(server.port());
+    server.stop();
+  });
   const std::string url = "http://127.0.0.1:" + std::to_string(child.port);
 
   auto req = run_fast(url, 64, 8, seconds);

@@ -6,14 +6,12 @@
 //             the response and to stream end, p50/p99; the difference is the
 //             proxy's cost per request
 //   ceiling   64 in flight, 8-event streams: requests/s through each path
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
 
+#include "child_process.h"
 #include "common/clock.h"
 #include "load/load_runner.h"
 #include "metrics/stats.h"
@@ -25,41 +23,6 @@ using namespace agentperf;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Runs `serve` (which starts a server and returns its port) in a child
-// process that lives until stop().
-struct Child {
-  pid_t pid = -1;
-  int alive_fd = -1;
-  std::uint16_t port = 0;
-  template <class Start>
-  void start(Start serve) {
-    int port_pipe[2], alive_pipe[2];
-    if (pipe(port_pipe) || pipe(alive_pipe)) std::perror("pipe"), std::exit(1);
-    pid = fork();
-    if (pid == 0) {
-      close(port_pipe[0]);
-      close(alive_pipe[1]);
-      serve([&](std::uint16_t p) {
-        if (write(port_pipe[1], &p, sizeof p) != sizeof p) _exit(1);
-        char c;
-        while (read(alive_pipe[0], &c, 1) > 0) {
-        }
-      });
-      _exit(0);
-    }
-    close(port_pipe[1]);
-    close(alive_pipe[0]);
-    alive_fd = alive_pipe[1];
-    if (read(port_pipe[0], &port, sizeof port) != sizeof port) std::perror("read port"), std::exit(1);
-    close(port_pipe[0]);
-  }
-  void stop() {
-    close(alive_fd);
-    int status;
-    waitpid(pid, &status, 0);
-  }
-};
 
 struct Measured {
   Summary ack_us, e2e_us;
@@ -112,7 +75,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  Child backend;
+  bench::Child backend;
   backend.start([](auto ready) {
     testserver::ScriptedServer server(testserver::paced_openai_handler(0ns, 0ns));
     server.start();
@@ -120,7 +83,7 @@ int main(int argc, char** argv) {
     server.stop();
   });
   const std::string direct = "http://127.0.0.1:" + std::to_string(backend.port);
-  Child router;
+  bench::Child router;
   router.start([&](auto ready) {
     route::RouterOptions o;
     o.backends = {direct};

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/asio_aliases.h"
+#include "common/asio_listen.h"
 #include "common/error.h"
 #include "net/url.h"
 
@@ -617,16 +618,7 @@ RouterServer::~RouterServer() { stop(); }
 
 void RouterServer::start() {
   auto& d = *impl_;
-  beast::error_code ec;
-  auto addr = asio::ip::make_address(d.opts.host, ec);
-  if (ec) throw UserError("route: --host '" + d.opts.host + "' is not an IP address");
-  tcp::endpoint ep(addr, d.opts.port);
-  d.acceptor.open(ep.protocol());
-  d.acceptor.set_option(asio::socket_base::reuse_address(true));
-  d.acceptor.bind(ep, ec);
-  if (ec) throw UserError("route: cannot listen on " + d.opts.host + ":" + std::to_string(d.opts.port) + ": " + ec.message());
-  d.acceptor.listen(asio::socket_base::max_listen_connections);
-  d.port = d.acceptor.local_endpoint().port();
+  d.port = listen_on(d.acceptor, d.opts.host, d.opts.port, "route: ");
   d.work.emplace(d.io.get_executor());
   asio::co_spawn(d.io, d.accept_loop(), asio::detached);
   for (int b = 0; b < static_cast<int>(d.backends.size()); ++b) asio::co_spawn(d.io, d.health_loop(b), asio::detached);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "common/asio_aliases.h"
+#include "common/asio_listen.h"
 #include "common/error.h"
 #include "sim/prometheus.h"
 #include "sim/stream_chunker.h"
@@ -408,16 +409,7 @@ SimServer::~SimServer() { stop(); }
 
 void SimServer::start() {
   auto& d = *impl_;
-  beast::error_code ec;
-  auto addr = asio::ip::make_address(d.opts.host, ec);
-  if (ec) throw UserError("--host '" + d.opts.host + "' is not an IP address");
-  tcp::endpoint ep(addr, d.opts.port);
-  d.acceptor.open(ep.protocol());
-  d.acceptor.set_option(asio::socket_base::reuse_address(true));
-  d.acceptor.bind(ep, ec);
-  if (ec) throw UserError("cannot listen on " + d.opts.host + ":" + std::to_string(d.opts.port) + ": " + ec.message());
-  d.acceptor.listen(asio::socket_base::max_listen_connections);
-  d.port = d.acceptor.local_endpoint().port();
+  d.port = listen_on(d.acceptor, d.opts.host, d.opts.port);
   d.work.emplace(d.io.get_executor());
   asio::co_spawn(d.io, d.accept_loop(), asio::detached);
   d.io_thread = std::thread([&d] { d.io.run(); });

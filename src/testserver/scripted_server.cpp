@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/asio_aliases.h"
+#include "common/asio_listen.h"
 #include "common/clock.h"
 
 namespace agentperf::testserver {
@@ -188,12 +189,7 @@ ScriptedServer::~ScriptedServer() { stop(); }
 
 void ScriptedServer::start(std::uint16_t port) {
   auto& d = *impl_;
-  tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
-  d.acceptor.open(ep.protocol());
-  d.acceptor.set_option(asio::socket_base::reuse_address(true));
-  d.acceptor.bind(ep);
-  d.acceptor.listen(asio::socket_base::max_listen_connections);
-  d.port = d.acceptor.local_endpoint().port();
+  d.port = listen_on(d.acceptor, "127.0.0.1", port, "scripted server: ");
   d.work.emplace(d.io.get_executor());
   asio::co_spawn(d.io, d.accept_loop(), asio::detached);
   for (int i = 0; i < std::max(1, d.opts.threads); ++i) d.threads.emplace_back([&d] { d.io.run(); });
