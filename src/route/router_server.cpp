@@ -457,6 +457,22 @@ struct RouterServer::Impl {
         backend_error = rec == beast::error::timeout ? "no data within the backend idle timeout" : rec.message();
         break;
       }
+      // Whatever else the backend has already sent sits parsed-ready in
+      // bbuf: take it too (no socket read, so nothing waits), so a burst of
+      // small chunks goes to the client as one write, not one per chunk.
+      while (!p.is_done() && bbuf.size() > 0 && res.body().size > 0) {
+        beast::error_code pec;
+        const std::size_t used = p.put(bbuf.data(), pec);
+        bbuf.consume(used);
+        if (pec == http::error::need_more || pec == http::error::need_buffer) break;
+        if (pec) {
+          backend_failed = true;
+          backend_error = pec.message();
+          break;
+        }
+        if (used == 0) break;
+      }
+      if (backend_failed) break;
       const std::size_t got = sizeof chunk - res.body().size;
       if (got == 0) continue;  // framing only (a chunk header, or the terminator: then the loop ends)
       res.body().data = chunk;
