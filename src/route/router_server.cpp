@@ -387,7 +387,7 @@ struct RouterServer::Impl {
       conn = co_await acquire(b, why);
       if (!conn) {
         failure = "backend " + backends[b].name + ": " + why;
-        excluded[target] = 1;
+        for (int r = 0; r < opts.dp_size; ++r) excluded[b * opts.dp_size + r] = 1;  // every rank of it
         record_error(b);
       }
     }
