@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "child_process.h"
+#include "bench_support.h"
 #include "common/clock.h"
 #include "load/load_runner.h"
 #include "metrics/stats.h"
@@ -38,27 +38,13 @@ double cpu_seconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-ProfileConfig config(const std::string& url, int concurrency, int osl, double seconds) {
-  ProfileConfig c;
-  c.url = url;
-  c.endpoint_type = EndpointType::completions;
-  c.concurrency = concurrency;
-  c.duration_s = seconds;
-  c.grace_period_s = 30;
-  c.isl = {16, 0, 1};
-  c.osl = {static_cast<double>(osl), 0, 1};
-  c.workers = 1;
-  c.quiet = true;
-  return c;
-}
-
 struct Throughput {
   double wall_s = 0, cpu_s = 0;
   std::int64_t requests = 0, errors = 0, events = 0;
 };
 
 Throughput run_fast(const std::string& url, int concurrency, int osl, double seconds) {
-  auto cfg = config(url, concurrency, osl, seconds);
+  auto cfg = bench::closed_loop(url, concurrency, osl, seconds);
   LoadRunner runner(cfg, "bench");
   const double cpu0 = cpu_seconds();
   const auto t0 = monotonic_ns();
@@ -90,13 +76,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  bench::Child child;
-  child.start([](auto ready) {
-    testserver::ScriptedServer server(testserver::paced_openai_handler(0ns, 0ns));
-    server.start();
-    ready(server.port());
-    server.stop();
-  });
+  bench::Child child = bench::start_instant_backend();
   const std::string url = "http://127.0.0.1:" + std::to_string(child.port);
 
   auto req = run_fast(url, 64, 8, seconds);
@@ -109,7 +89,7 @@ int main(int argc, char** argv) {
   sopts.record_write_times = true;
   testserver::ScriptedServer paced(testserver::paced_openai_handler(1ms, 1ms), sopts);
   paced.start();
-  auto cfg = config(paced.url(), 8, 200, std::min(seconds, 3.0));
+  auto cfg = bench::closed_loop(paced.url(), 8, 200, std::min(seconds, 3.0));
   LoadRunner runner(cfg, "bench");
   auto result = runner.run();
   std::vector<double> err_us;

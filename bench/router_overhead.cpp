@@ -11,16 +11,13 @@
 #include <functional>
 #include <string>
 
-#include "child_process.h"
+#include "bench_support.h"
 #include "common/clock.h"
 #include "load/load_runner.h"
 #include "metrics/stats.h"
 #include "route/router_server.h"
-#include "testserver/openai_scripts.h"
-#include "testserver/scripted_server.h"
 
 using namespace agentperf;
-using namespace std::chrono_literals;
 
 namespace {
 
@@ -31,16 +28,7 @@ struct Measured {
 };
 
 Measured measure(const std::string& url, int concurrency, double seconds) {
-  ProfileConfig c;
-  c.url = url;
-  c.endpoint_type = EndpointType::completions;
-  c.concurrency = concurrency;
-  c.duration_s = seconds;
-  c.grace_period_s = 30;
-  c.isl = {16, 0, 1};
-  c.osl = {8, 0, 1};
-  c.workers = 1;
-  c.quiet = true;
+  const ProfileConfig c = bench::closed_loop(url, concurrency, 8, seconds);
   LoadRunner runner(c, "bench");
   const auto t0 = monotonic_ns();
   auto result = runner.run();
@@ -75,13 +63,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  bench::Child backend;
-  backend.start([](auto ready) {
-    testserver::ScriptedServer server(testserver::paced_openai_handler(0ns, 0ns));
-    server.start();
-    ready(server.port());
-    server.stop();
-  });
+  bench::Child backend = bench::start_instant_backend();
   const std::string direct = "http://127.0.0.1:" + std::to_string(backend.port);
   bench::Child router;
   router.start([&](auto ready) {

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "common/asio_aliases.h"
-#include "common/asio_listen.h"
+#include "common/asio_server.h"
 #include "common/error.h"
 #include "net/url.h"
 
@@ -35,6 +35,13 @@ void strip_hop_by_hop(http::fields& f) {
   for (auto field : {http::field::connection, http::field::keep_alive, http::field::proxy_connection, http::field::te,
                      http::field::trailer, http::field::upgrade, http::field::proxy_authorization})
     f.erase(field);
+}
+
+// The first non-empty of `key_headers` (field lookup is case-insensitive).
+std::string routing_key(const http::fields& fields, const std::vector<std::string>& key_headers) {
+  for (const auto& name : key_headers)
+    if (auto it = fields.find(name); it != fields.end() && !it->value().empty()) return std::string(it->value());
+  return {};
 }
 
 struct PooledConn {
@@ -211,17 +218,6 @@ struct RouterServer::Impl {
 
   // --- client side ------------------------------------------------------------
 
-  asio::awaitable<void> accept_loop() {
-    for (;;) {
-      auto [ec, sock] = co_await acceptor.async_accept(nothrow);
-      if (ec) {
-        if (!acceptor.is_open()) co_return;
-        continue;
-      }
-      asio::co_spawn(io, serve(std::move(sock)), asio::detached);
-    }
-  }
-
   // Responses are built by plain functions and only then awaited: GCC 12
   // destroys some temporaries of a co_await full-expression twice (string
   // temporaries under ?: in the arguments did, here).
@@ -319,11 +315,7 @@ struct RouterServer::Impl {
     const unsigned version = req.version();
     const bool client_ka = req.keep_alive();
     RouteRequest rr;
-    {
-      std::vector<std::pair<std::string, std::string>> hs;
-      for (const auto& f : req) hs.emplace_back(std::string(f.name_string()), std::string(f.value()));
-      rr.key = routing_key(hs, opts.key_headers);
-    }
+    rr.key = routing_key(req, opts.key_headers);
     rr.now_s = seconds_since(epoch);
     const bool generate = req.method() == http::verb::post;
     if (generate && opts.policy == Policy::cache_aware && !prompt_blocks(req.body(), opts.policy_opts.block_bytes, rr.prefix)) {
@@ -577,14 +569,6 @@ struct RouterServer::Impl {
   }
 };
 
-std::string routing_key(const std::vector<std::pair<std::string, std::string>>& headers,
-                        const std::vector<std::string>& key_headers) {
-  for (const auto& want : key_headers)
-    for (const auto& [name, value] : headers)
-      if (!value.empty() && beast::iequals(name, want)) return value;
-  return {};
-}
-
 bool prompt_blocks(const std::string& body, std::size_t block_bytes, std::vector<std::uint64_t>& out) {
   thread_local simdjson::dom::parser parser;
   simdjson::padded_string padded(body);
@@ -636,7 +620,8 @@ void RouterServer::start() {
   auto& d = *impl_;
   d.port = listen_on(d.acceptor, d.opts.host, d.opts.port, "route: ");
   d.work.emplace(d.io.get_executor());
-  asio::co_spawn(d.io, d.accept_loop(), asio::detached);
+  asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) { asio::co_spawn(d.io, d.serve(std::move(s)), asio::detached); }),
+                 asio::detached);
   for (int b = 0; b < static_cast<int>(d.backends.size()); ++b) asio::co_spawn(d.io, d.health_loop(b), asio::detached);
   for (int i = 0; i < std::max(1, d.opts.threads); ++i) d.threads.emplace_back([&d] { d.io.run(); });
   d.running = true;
@@ -646,14 +631,7 @@ void RouterServer::stop() {
   auto& d = *impl_;
   if (!d.running.exchange(false)) return;
   d.stopping = true;
-  asio::post(d.io, [&d] {
-    beast::error_code ec;
-    d.acceptor.close(ec);
-  });
-  d.work.reset();
-  d.io.stop();
-  for (auto& t : d.threads) t.join();
-  d.threads.clear();
+  stop_serving(d.io, d.acceptor, d.work, d.threads);
   // Pooled backend sockets belong to the io_context: close them while it lives.
   std::lock_guard lk(d.mu);
   for (auto& b : d.backends) b.idle.clear();

@@ -80,11 +80,6 @@ class RouterServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// The routing key of a request: the first non-empty of `key_headers`
-// (lower-case names) in `headers`.
-std::string routing_key(const std::vector<std::pair<std::string, std::string>>& headers,
-                        const std::vector<std::string>& key_headers);
-
 // Block hashes of an OpenAI request body's prompt: `prompt` (string, array
 // of strings, or token ids) or every message's content (string, or text parts) in order.
 // Returns false when the body is not a JSON object.

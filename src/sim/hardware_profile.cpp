@@ -20,7 +20,7 @@ constexpr double kMaxFraction = 1.25;
 
 class ProfileReader {
  public:
-  ProfileReader(const json& root, std::string source) : root_(root), source_(std::move(source)) {}
+  explicit ProfileReader(std::string source) : source_(std::move(source)) {}
 
   const json& at(const json& node, const std::string& path, const std::string& key) const {
     if (!node.is_object() || !node.contains(key)) fail(path + key, "is missing");
@@ -63,7 +63,6 @@ class ProfileReader {
   }
 
  private:
-  const json& root_;
   std::string source_;
 };
 
@@ -98,7 +97,7 @@ std::shared_ptr<const HardwareProfile> load_hardware_profile(const std::string& 
   if (!in) throw UserError("cannot read hardware profile '" + path + "'");
   const json root = json::parse(in, nullptr, false);
   if (root.is_discarded()) throw UserError(path + ": not valid JSON");
-  ProfileReader r(root, path);
+  ProfileReader r(path);
   if (r.text(root, "", "format") != kFormat)
     r.fail("format", std::string("must be \"") + kFormat + "\" (is this a measurements file? turn it into a profile with `agentperf calibrate profile`)");
 

@@ -15,7 +15,7 @@
 #include <unordered_map>
 
 #include "common/asio_aliases.h"
-#include "common/asio_listen.h"
+#include "common/asio_server.h"
 #include "common/error.h"
 #include "sim/prometheus.h"
 #include "sim/stream_chunker.h"
@@ -156,17 +156,6 @@ struct SimServer::Impl {
     }
     cv.notify_one();
     return ch;
-  }
-
-  asio::awaitable<void> accept_loop() {
-    for (;;) {
-      auto [ec, sock] = co_await acceptor.async_accept(nothrow);
-      if (ec) {
-        if (!acceptor.is_open()) co_return;
-        continue;
-      }
-      asio::co_spawn(io, serve(std::move(sock)), asio::detached);
-    }
   }
 
   template <class Body>
@@ -411,7 +400,8 @@ void SimServer::start() {
   auto& d = *impl_;
   d.port = listen_on(d.acceptor, d.opts.host, d.opts.port);
   d.work.emplace(d.io.get_executor());
-  asio::co_spawn(d.io, d.accept_loop(), asio::detached);
+  asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) { asio::co_spawn(d.io, d.serve(std::move(s)), asio::detached); }),
+                 asio::detached);
   d.io_thread = std::thread([&d] { d.io.run(); });
   d.engine_thread = std::thread([&d] { d.engine_loop(); });
   d.running = true;

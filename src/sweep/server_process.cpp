@@ -101,7 +101,7 @@ std::string ServerProcess::log_tail(std::size_t lines) const {
   return out;
 }
 
-void wait_until_ready(ServerProcess& server, const std::string& base_url, std::chrono::milliseconds timeout,
+std::string wait_until_ready(ServerProcess& server, const std::string& base_url, std::chrono::milliseconds timeout,
                       const std::function<void(const std::string&)>& progress) {
   const auto start = std::chrono::steady_clock::now();
   std::string last = "no answer yet";
@@ -113,7 +113,7 @@ void wait_until_ready(ServerProcess& server, const std::string& base_url, std::c
     const auto health = net::http_get_once(base_url + "/health", std::chrono::milliseconds(2000));
     if (!health.error && health.status == 200) {
       const auto models = net::http_get_once(base_url + "/v1/models", std::chrono::milliseconds(2000));
-      if (!models.error && models.status == 200) return;
+      if (!models.error && models.status == 200) return models.body;
       last = models.error ? "/v1/models: " + models.error->message : "/v1/models answered " + std::to_string(models.status);
     } else {
       last = health.error ? "/health: " + health.error->message : "/health answered " + std::to_string(health.status);

@@ -36,9 +36,10 @@ class ServerProcess {
 };
 
 // Polls GET <base>/health and <base>/v1/models every 0.5 s until both answer
-// 200. Throws UserError when `timeout` passes or the process exits first,
-// with the reason and the last lines of the server's log.
-void wait_until_ready(ServerProcess& server, const std::string& base_url, std::chrono::milliseconds timeout,
+// 200, and returns the /v1/models body. Throws UserError when `timeout`
+// passes or the process exits first, with the reason and the last lines of
+// the server's log.
+std::string wait_until_ready(ServerProcess& server, const std::string& base_url, std::chrono::milliseconds timeout,
                       const std::function<void(const std::string&)>& progress = {});
 
 // A TCP port on 127.0.0.1 that was free a moment ago.

@@ -19,7 +19,6 @@
 #include "metrics/export.h"
 #include "metrics/inferencex_aggregate.h"
 #include "metrics/metrics_scraper.h"
-#include "net/http_client.h"
 #include "plan/point_engine.h"
 #include "plan/recipe.h"
 #include "replay/replay_outputs.h"
@@ -94,10 +93,9 @@ std::string summarize_server_metrics(const std::vector<std::map<std::string, dou
   return out.dump();
 }
 
-std::string first_model(const std::string& base_url) {
-  const auto r = net::http_get_once(base_url + "/v1/models", std::chrono::milliseconds(5000));
-  if (r.error || r.status != 200) return {};
-  const auto j = nlohmann::json::parse(r.body, nullptr, false);
+// The first model of a /v1/models answer.
+std::string first_model(const std::string& models_body) {
+  const auto j = nlohmann::json::parse(models_body, nullptr, false);
   if (j.is_discarded() || !j.contains("data") || !j["data"].is_array() || j["data"].empty()) return {};
   return j["data"][0].value("id", "");
 }
@@ -139,7 +137,6 @@ class Sweep {
  private:
   // Rows in recipe order; entries_ are the search-space rows, row_of maps a point to its row.
   int row_of(const plan::ExpandedPoint& p) {
-    if (entries_.empty()) index_rows();
     for (int i = 0; i < static_cast<int>(entries_.size()); ++i)
       if (entries_[i] == p.entry) return i;
     return 0;
@@ -186,7 +183,6 @@ class Sweep {
   // A point at any conc of a row: list points as expanded, others through a
   // one-conc copy of the recipe (the launcher's derived values follow conc).
   const plan::ExpandedPoint& point_at(int row, int conc) {
-    if (entries_.empty()) index_rows();
     for (const auto& p : points_)
       if (p.entry == entries_[row] && p.conc == conc) return p;
     auto& r = extra_recipes_.emplace_back(recipe_);
@@ -203,7 +199,6 @@ class Sweep {
   }
 
   void search_row(int row, SweepOutcome& out) {
-    if (entries_.empty()) index_rows();
     const auto* entry = entries_[row];
     RowOutcome ro;
     ro.row = row;
@@ -313,9 +308,10 @@ class Sweep {
     r.server_log = (dir / "server.log").string();
     const std::string base = "http://127.0.0.1:" + std::to_string(port);
     ServerProcess server(cmd, recipe_.server_env, r.server_log);
-    wait_until_ready(server, base, std::chrono::milliseconds(static_cast<long long>(recipe_.server_startup_timeout_s * 1000)),
-                     [&](const std::string& s) { say(p.exp_name + ": " + s); });
-    const std::string model = first_model(base);
+    const std::string models = wait_until_ready(
+        server, base, std::chrono::milliseconds(static_cast<long long>(recipe_.server_startup_timeout_s * 1000)),
+        [&](const std::string& s) { say(p.exp_name + ": " + s); });
+    const std::string model = first_model(models);
     if (model.empty()) throw UserError("server at " + base + " lists no model on /v1/models");
 
     replay::ReplayConfig cfg;

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "common/asio_aliases.h"
-#include "common/asio_listen.h"
+#include "common/asio_server.h"
 #include "common/clock.h"
 
 namespace agentperf::testserver {
@@ -54,17 +54,6 @@ struct ScriptedServer::Impl {
     }
   }
 
-  asio::awaitable<void> accept_loop() {
-    for (;;) {
-      auto [ec, sock] = co_await acceptor.async_accept(nothrow);
-      if (ec) {
-        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-        continue;
-      }
-      ++connections;
-      asio::co_spawn(io, serve(std::move(sock), next_conn_id++), asio::detached);
-    }
-  }
 
   asio::awaitable<void> serve(tcp::socket sock, std::uint64_t conn_id) {
     beast::error_code ignored;
@@ -191,7 +180,11 @@ void ScriptedServer::start(std::uint16_t port) {
   auto& d = *impl_;
   d.port = listen_on(d.acceptor, "127.0.0.1", port, "scripted server: ");
   d.work.emplace(d.io.get_executor());
-  asio::co_spawn(d.io, d.accept_loop(), asio::detached);
+  asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) {
+                   ++d.connections;
+                   asio::co_spawn(d.io, d.serve(std::move(s), d.next_conn_id++), asio::detached);
+                 }),
+                 asio::detached);
   for (int i = 0; i < std::max(1, d.opts.threads); ++i) d.threads.emplace_back([&d] { d.io.run(); });
   d.running = true;
 }
@@ -200,14 +193,7 @@ void ScriptedServer::stop() {
   auto& d = *impl_;
   if (!d.running) return;
   d.running = false;
-  asio::post(d.io, [&d] {
-    beast::error_code ec;
-    d.acceptor.close(ec);
-  });
-  d.work.reset();
-  d.io.stop();
-  for (auto& t : d.threads) t.join();
-  d.threads.clear();
+  stop_serving(d.io, d.acceptor, d.work, d.threads);
 }
 
 std::uint16_t ScriptedServer::port() const { return impl_->port; }

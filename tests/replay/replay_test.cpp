@@ -213,6 +213,7 @@ TEST(Replay, GraceExpiryCancelsInFlight) {
 
 #include "metrics/inferencex_aggregate.h"
 #include "sim/sim_server.h"
+#include "support/sim_backend.h"
 #include "trace/synth.h"
 
 TEST(Replay, SixtyFourLanesAgainstTheSimulator) {
@@ -227,12 +228,8 @@ TEST(Replay, SixtyFourLanesAgainstTheSimulator) {
   o.mean_think_time = 1.0;
   o.subagent_probability = 0.3;
   auto traces = trace::synthesize_traces(o);
-  sim::SimServerOptions so;
-  so.time_scale = 20;
-  sim::SimServer server(std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"),
-                                                       sim::EngineConfig{}),
-                        so);
-  server.start();
+  auto backend = test_support::start_sim_backend(20);
+  auto& server = *backend;
   auto c = config(server.url(), 2.0);
   c.lanes = 64;
   c.grace_s = 5;
@@ -404,12 +401,8 @@ TEST(Replay, StopSignalEndsTheRunAndCancelsInFlight) {
   o.max_context = 30000;
   o.mean_think_time = 0.2;
   auto traces = trace::synthesize_traces(o);
-  sim::SimServerOptions so;
-  so.time_scale = 1;
-  sim::SimServer server(std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"),
-                                                       sim::EngineConfig{}),
-                        so);
-  server.start();
+  auto backend = test_support::start_sim_backend(1);
+  auto& server = *backend;
   auto c = config(server.url(), 60.0);
   c.lanes = 4;
   c.grace_s = 60;

@@ -14,6 +14,7 @@
 #include "metrics/inferencex_aggregate.h"
 #include "replay/replay_runner.h"
 #include "sim/sim_server.h"
+#include "support/sim_backend.h"
 #include "testserver/scripted_server.h"
 #include "trace/synth.h"
 
@@ -67,15 +68,6 @@ std::string chat(int max_tokens, bool stream, const std::string& text = "hello")
          std::to_string(max_tokens) + (stream ? R"(,"stream":true})" : "}");
 }
 
-std::unique_ptr<sim::SimServer> sim_backend(double time_scale) {
-  sim::SimServerOptions so;
-  so.time_scale = time_scale;
-  auto s = std::make_unique<sim::SimServer>(
-      std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"), sim::EngineConfig{}), so);
-  s->start();
-  return s;
-}
-
 route::RouterOptions router_opts(std::vector<std::string> backends, route::Policy policy) {
   route::RouterOptions o;
   o.backends = std::move(backends);
@@ -91,7 +83,7 @@ double replay_hit_rate(route::Policy policy, std::uint64_t* per_backend_requests
   std::vector<std::unique_ptr<sim::SimServer>> engines;
   std::vector<std::string> urls;
   for (int i = 0; i < 3; ++i) {
-    engines.push_back(sim_backend(20));
+    engines.push_back(test_support::start_sim_backend(20));
     urls.push_back(engines.back()->url());
   }
   route::RouterServer router(router_opts(urls, policy));
@@ -204,7 +196,7 @@ TEST(Router, PassesStatusCodesAndErrorBodiesThrough) {
 }
 
 TEST(Router, BackendKilledMidRunFailsItsStreamClearlyAndIsEjected) {
-  auto a = sim_backend(1), b = sim_backend(1);
+  auto a = test_support::start_sim_backend(1), b = test_support::start_sim_backend(1);
   auto o = router_opts({a->url(), b->url()}, route::Policy::round_robin);
   route::RouterServer router(o);
   router.start();

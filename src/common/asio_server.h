@@ -1,0 +1,61 @@
+// The server plumbing shared by the simulator, the router and the scripted
+// test server: opening the listening socket (an IP address, SO_REUSEADDR,
+// the port (0 = ephemeral) bound or a UserError naming host, port and
+// reason), the accept loop, and stopping an io_context run by threads.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/asio_aliases.h"
+#include "common/error.h"
+
+namespace agentperf::aio {
+
+// Returns the port bound. `who` prefixes the messages ("route: ", "").
+inline std::uint16_t listen_on(tcp::acceptor& acceptor, const std::string& host, std::uint16_t port,
+                               const std::string& who = "") {
+  beast::error_code ec;
+  const auto addr = asio::ip::make_address(host, ec);
+  if (ec) throw UserError(who + "--host '" + host + "' is not an IP address");
+  const tcp::endpoint ep(addr, port);
+  acceptor.open(ep.protocol());
+  acceptor.set_option(asio::socket_base::reuse_address(true));
+  acceptor.bind(ep, ec);
+  if (ec) throw UserError(who + "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  acceptor.listen(asio::socket_base::max_listen_connections);
+  return acceptor.local_endpoint().port();
+}
+
+// Accepts until the acceptor is closed, handing each connection to
+// `on_connection` (which spawns its handler).
+template <class OnConnection>
+asio::awaitable<void> accept_each(tcp::acceptor& acceptor, OnConnection on_connection) {
+  for (;;) {
+    auto [ec, sock] = co_await acceptor.async_accept(nothrow);
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+      continue;
+    }
+    on_connection(std::move(sock));
+  }
+}
+
+// Closes the acceptor on its own executor, lets the io_context stop, and
+// joins the threads that ran it.
+inline void stop_serving(asio::io_context& io, tcp::acceptor& acceptor,
+                         std::optional<asio::executor_work_guard<asio::io_context::executor_type>>& work,
+                         std::vector<std::thread>& threads) {
+  asio::post(io, [&acceptor] {
+    beast::error_code ec;
+    acceptor.close(ec);
+  });
+  work.reset();
+  io.stop();
+  for (auto& t : threads) t.join();
+  threads.clear();
+}
+
+}  // namespace agentperf::aio
