@@ -2,7 +2,7 @@
 // OpenAI chunk JSON parsing as the client does it for every event.
 #include <benchmark/benchmark.h>
 
-#include "metrics/record.h"
+#include "common/record.h"
 #include "net/openai_response.h"
 #include "net/sse_parser.h"
 #include "testserver/openai_scripts.h"

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "load/distribution.h"
+#include "common/rng.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace {

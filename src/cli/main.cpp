@@ -33,6 +33,12 @@ int main(int argc, char** argv) {
   CLI::App app{"agentperf: a native load generator and toolkit for LLM inference under agentic workloads"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(version()));
+  const std::string exit_codes =
+      "Exit codes (docs/exit-codes.md): 0 valid run; 1 run finished but not valid (errors above --max-error-rate, "
+      "nothing succeeded, stopped by its own gate, failed accuracy check or sweep point); 2 usage or input error; "
+      "3 results could not be written; 70 internal error; 130 stopped by SIGINT; 143 stopped by SIGTERM (partial "
+      "results written, marked complete: false).";
+  app.footer(exit_codes);
 
   auto* profile = app.add_subcommand("profile", "Benchmark an OpenAI-compatible endpoint with synthetic prompts");
   ProfileConfig profile_cfg;
@@ -51,6 +57,7 @@ int main(int argc, char** argv) {
   auto route = cli::add_route_command(app);
   auto sweep = cli::add_sweep_commands(app);
 
+  for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->footer(exit_codes);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,17 +1,18 @@
 #include "cli/profile_command.h"
 
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "common/error.h"
-#include "load/distribution.h"
+#include "common/run_control.h"
+#include "common/rng.h"
 #include "load/load_runner.h"
 #include "load/request_builder.h"
 #include "metrics/export.h"
-#include "metrics/metrics_scraper.h"
+#include "load/metrics_scraper.h"
+#include "metrics/record_stream.h"
 #include "net/url.h"
 
 namespace agentperf::cli {
@@ -22,8 +23,6 @@ std::string trim(std::string s) {
   const auto e = s.find_last_not_of(" \t");
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
-
-extern "C" void on_sigint(int) { LoadRunner::request_interrupt(); }
 
 }  // namespace
 
@@ -81,6 +80,10 @@ void add_load_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
   cmd.add_option("--random-seed", cfg.seed, "Seed for prompts and arrival times")->group(load)->capture_default_str();
   cmd.add_option("--failed-request-threshold", cfg.failed_request_threshold,
                  "Stop the run when the error ratio exceeds this (0..1]; 1 = never")
+      ->check(CLI::Range(0.0, 1.0))->group(load)->capture_default_str();
+  cmd.add_option("--max-error-rate", cfg.max_error_rate,
+                 "Share of failed profiling requests a valid run may have (0..1); above it the run is INVALID and "
+                 "exits 1")
       ->check(CLI::Range(0.0, 1.0))->group(load)->capture_default_str();
 }
 
@@ -178,6 +181,7 @@ void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text) {
     } catch (const std::exception&) {
       throw UserError("--token-id-range '" + text.token_id_range + "': expected MIN:MAX, e.g. 1000:30000");
     }
+    cfg.token_id_range_given = true;
   }
 }
 
@@ -216,9 +220,32 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command) {
   std::error_code ec;
   std::filesystem::create_directories(cfg.artifact_dir, ec);
   if (ec) throw UserError("cannot create --artifact-dir '" + cfg.artifact_dir + "': " + ec.message());
+  const std::filesystem::path dir(cfg.artifact_dir);
+  {
+    // Requests the run may send: the count, or a generous guess for a
+    // duration (10 requests/s per concurrent user or the open-loop rate).
+    const double per_s = cfg.request_rate ? *cfg.request_rate : 10.0 * cfg.concurrency.value_or(1);
+    const auto expected = static_cast<std::uint64_t>(
+        cfg.request_count ? static_cast<double>(*cfg.request_count + cfg.warmup_request_count)
+                          : std::min(1e9, per_s * cfg.duration_s.value_or(0) + static_cast<double>(cfg.warmup_request_count)));
+    check_free_disk(dir, estimate_result_bytes(expected, static_cast<std::uint64_t>(cfg.osl.mean)),
+                    "the results of ~" + std::to_string(expected) + " requests");
+  }
 
-  const std::string model = preflight_model(cfg);
-  cfg.model = model;
+  const ServedModel served = preflight_served_model(cfg);
+  cfg.model = served.id;
+  if (cfg.uses_token_ids()) {
+    if (!cfg.token_id_range_given && served.vocab_size && cfg.token_id_max > *served.vocab_size) {
+      // The default range is wider than this model's vocabulary: fit it.
+      cfg.token_id_max = static_cast<int>(*served.vocab_size);
+      cfg.token_id_min = std::min(cfg.token_id_min, cfg.token_id_max / 4);
+      if (!cfg.quiet)
+        std::fprintf(stderr, "agentperf: token ids %d:%d (the model's vocabulary has %lld ids)\n", cfg.token_id_min,
+                     cfg.token_id_max, static_cast<long long>(*served.vocab_size));
+    }
+    check_token_ids_fit(cfg.token_id_min, cfg.token_id_max, served, "--token-id-range");
+  }
+  const std::string& model = served.id;
   if (!cfg.quiet)
     std::fprintf(stderr, "agentperf: profiling %s%s (model %s, %s)\n", cfg.url.c_str(), cfg.endpoint_path().c_str(),
                  model.c_str(),
@@ -226,42 +253,48 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command) {
                                   : ("concurrency " + std::to_string(*cfg.concurrency)).c_str());
 
   LoadRunner runner(cfg, model);
+  RecordStreamWriter records(dir / "profile_export.jsonl");
+  runner.set_record_sink(&records);
   auto scraper = start_server_metrics(cfg);
-  auto previous = std::signal(SIGINT, on_sigint);
+  install_stop_signal_handlers();
   RunResult result = runner.run();
-  std::signal(SIGINT, previous);
   stop_server_metrics(scraper, cfg);
+  const auto records_error = records.close();
 
   nlohmann::json input_config = cfg;
+  const RunVerdict verdict = judge_run(result.records, result, cfg.max_error_rate);
   AggregateInputs in;
   in.run = &result;
   in.input_config = input_config;
   in.cli_command = cli_command;
+  in.verdict = &verdict;
+  in.records_error = records_error;
   Rng id_rng(mix_seed(cfg.seed, static_cast<std::uint64_t>(wall_ns())));
   in.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
   nlohmann::ordered_json agg = build_aggregate(result.records, in);
+  return finish_measured_run(agg, verdict, dir, records_error, cfg.quiet);
+}
 
-  const std::filesystem::path dir(cfg.artifact_dir);
-  write_profile_jsonl(dir / "profile_export.jsonl", result.records);
-  write_json_file(dir / "profile_export_aiperf.json", agg);
+int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& verdict, const std::filesystem::path& dir,
+                        const std::optional<std::string>& records_error, bool quiet) {
+  // The summary reaches the console whatever happens to the files.
+  std::optional<std::string> write_error = records_error;
+  try {
+    write_json_file(dir / "profile_export_aiperf.json", agg);
+  } catch (const UserError& e) {
+    if (!write_error) write_error = e.what();
+  }
   print_summary(agg);
+  if (write_error) {
+    std::fprintf(stderr, "agentperf: error: results could not be written: %s\n", write_error->c_str());
+    return exit_code::write_failed;
+  }
   std::fprintf(stdout, "Results: %s\n", (dir / "profile_export_aiperf.json").string().c_str());
-
-  const double ok = agg["request_count"]["avg"].get<double>();
-  const double errors = agg["error_request_count"]["avg"].get<double>();
-  if (result.interrupted) {
-    std::fprintf(stderr, "agentperf: interrupted; results are partial and marked was_cancelled\n");
-    return 130;
-  }
-  if (!result.abort_reason.empty()) {
-    std::fprintf(stderr, "agentperf: run aborted: %s\n", result.abort_reason.c_str());
-    return 1;
-  }
-  if (ok == 0 && errors > 0) {
-    std::fprintf(stderr, "agentperf: every request failed (see error_summary)\n");
-    return 1;
-  }
-  return 0;
+  if (!verdict.complete)
+    std::fprintf(stderr, "agentperf: %s; results are partial (complete: false)\n", verdict.stop_reason.c_str());
+  else if (!verdict.valid && !quiet)
+    std::fprintf(stderr, "agentperf: the run is not valid; exit code %d\n", verdict.exit_code);
+  return verdict.exit_code;
 }
 
 }  // namespace agentperf::cli

@@ -2,13 +2,16 @@
 // synthetic prompts in closed-loop (--concurrency) or open-loop
 // (--request-rate) mode, and write AIPerf-compatible results.
 #pragma once
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "load/profile_config.h"
-#include "metrics/metrics_scraper.h"
+#include "metrics/export.h"
+#include "load/metrics_scraper.h"
 
 namespace agentperf::cli {
 
@@ -38,7 +41,14 @@ void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text);
 std::unique_ptr<MetricsScraper> start_server_metrics(const ProfileConfig& cfg);
 void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const ProfileConfig& cfg);
 
-// Runs the benchmark described by cfg; returns the process exit code.
+// Runs the benchmark described by cfg; returns the process exit code
+// (common/run_control.h).
 int run_profile(ProfileConfig cfg, const std::string& cli_command);
+
+// The end of every measured run (profile, replay, run): writes the aggregate,
+// prints the summary even when a file cannot be written, and returns the
+// exit code: write_failed if any result file failed, else the verdict's.
+int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& verdict, const std::filesystem::path& dir,
+                        const std::optional<std::string>& records_error, bool quiet);
 
 }  // namespace agentperf::cli

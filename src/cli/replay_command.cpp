@@ -7,11 +7,13 @@
 #include "cli/profile_command.h"
 #include "common/clock.h"
 #include "common/error.h"
-#include "load/distribution.h"
+#include "common/run_control.h"
+#include "common/rng.h"
 #include "load/load_runner.h"
 #include "load/request_builder.h"
 #include "metrics/export.h"
 #include "metrics/inferencex_aggregate.h"
+#include "metrics/record_stream.h"
 #include "replay/replay_outputs.h"
 #include "replay/replay_runner.h"
 #include "trace/trace_loader.h"
@@ -28,6 +30,7 @@ struct ReplayCommand {
   std::int64_t max_context = 0, entries = 0;
   int gpus = 1;
   std::string format = "auto";
+  double max_error_rate = 0.10;
 };
 
 std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
@@ -81,6 +84,14 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
   rc->cmd->add_option("--random-seed", rc->client.seed, "Seed of the block contents")->capture_default_str()->group(g);
   rc->cmd->add_option("--tokenizer", rc->client.tokenizer_path, "tokenizer.json: exact-length text blocks (chat)")
       ->check(CLI::ExistingFile)->group(g);
+  rc->cmd->add_option("--token-id-range", rc->text.token_id_range,
+                      "MIN:MAX token ids of token-id prompts (completions): blocks below MAX-256, cache-bust markers in "
+                      "the top 256 (default 1000:31256; checked against the served vocabulary when /v1/models gives it)")
+      ->group(g);
+  rc->cmd->add_option("--max-error-rate", rc->max_error_rate,
+                      "Share of failed profiling requests a valid run may have (InferenceX: 0.10); above it the run is "
+                      "INVALID and exits 1")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(g);
   return rc;
 }
 
@@ -102,17 +113,38 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   std::error_code ec;
   std::filesystem::create_directories(rc.client.artifact_dir, ec);
   if (ec) throw UserError("cannot create --artifact-dir '" + rc.client.artifact_dir + "': " + ec.message());
+  const std::filesystem::path dir(rc.client.artifact_dir);
+  {
+    // A generous guess: every lane sends a request every 2 s of --duration.
+    const auto expected = static_cast<std::uint64_t>(std::min(1e9, rc.cfg.lanes * rc.cfg.duration_s / 2 + 1));
+    check_free_disk(dir, estimate_result_bytes(expected, 500), "the results of up to ~" + std::to_string(expected) + " requests");
+  }
   rc.client.concurrency = rc.cfg.lanes;
   rc.client.duration_s = rc.cfg.duration_s;
   rc.client.grace_period_s = rc.cfg.grace_s;
-  const std::string model = preflight_model(rc.client);
+  const ServedModel served = preflight_served_model(rc.client);
+  const std::string& model = served.id;
   rc.client.model = model;
+  if (rc.client.uses_token_ids()) {
+    if (rc.client.token_id_range_given) {
+      try {
+        rc.cfg.token_ids = trace::TokenIdRange::from_bounds(rc.client.token_id_min, rc.client.token_id_max);
+      } catch (const std::invalid_argument& e) {
+        throw UserError("--token-id-range '" + rc.text.token_id_range + "': " + e.what());
+      }
+    }
+    check_token_ids_fit(rc.cfg.token_ids.min, rc.cfg.token_ids.max_exclusive(), served, "--token-id-range");
+  }
   rc.cfg.client = rc.client;
   Rng id_rng(mix_seed(rc.client.seed, static_cast<std::uint64_t>(wall_ns())));
   rc.cfg.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
+  RecordStreamWriter records(dir / "profile_export.jsonl");
+  rc.cfg.sink = &records;
   auto scraper = start_server_metrics(rc.client);
+  install_stop_signal_handlers();
   auto res = replay::run_replay(rc.cfg, traces, model);
   stop_server_metrics(scraper, rc.client);
+  rc.cfg.sink = nullptr;
 
   replay::ReplayRunInfo info;
   info.traces_source = rc.traces;
@@ -120,27 +152,45 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   info.gpus = rc.gpus;
   info.cli_command = cli_command;
   info.variant_256k = rc.load.variant_256k;
-  const std::filesystem::path dir(rc.client.artifact_dir);
-  auto agg = replay::write_replay_outputs(res, rc.cfg, info, dir);
+  info.records_streamed = true;
+  info.records_error = records.close();
+  const RunVerdict verdict = replay::judge_replay(res, rc.max_error_rate);
+  nlohmann::ordered_json agg;
+  std::optional<std::string> write_error = info.records_error;
+  try {
+    agg = replay::write_replay_outputs(res, rc.cfg, info, dir, verdict);
+  } catch (const UserError& e) {
+    if (!write_error) write_error = e.what();
+  }
+  if (agg.is_null()) {
+    std::fprintf(stderr, "agentperf: error: results could not be written: %s\n", write_error->c_str());
+    return exit_code::write_failed;
+  }
   print_summary(agg);
   const auto& ixj = agg["inferencex"];
-  std::printf("InferenceX: %.1f total tok/s/GPU, %.1f output tok/s/GPU, interactivity p50 %.1f tok/s, cache hit %.1f%% "
-              "observed / %.1f%% theoretical, %s\n",
+  const auto& hit = ixj["cache"]["observed_cache_hit_rate"];
+  char observed[32];
+  if (hit.is_null()) std::snprintf(observed, sizeof observed, "n/a (server reports no cached tokens)");
+  else std::snprintf(observed, sizeof observed, "%.1f%%", 100 * hit.get<double>());
+  std::printf("InferenceX: %.1f total tok/s/GPU, %.1f output tok/s/GPU, interactivity p50 %.1f tok/s, cache hit %s "
+              "observed / %.1f%% theoretical\n",
               ixj["throughput"]["per_gpu"]["total_tput_tps"].get<double>(),
               ixj["throughput"]["per_gpu"]["output_tput_tps"].get<double>(),
-              ixj["latency"]["intvty"].is_null() ? 0.0 : ixj["latency"]["intvty"]["p50"].get<double>(),
-              100 * ixj["cache"]["observed_cache_hit_rate"].get<double>(),
-              100 * ixj["cache"]["theoretical_cache_hit_rate"].get<double>(),
-              ixj["validity"]["valid"].get<bool>() ? "valid" : "INVALID (error rate above 10%)");
-  std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s\nResults: %s\n",
+              ixj["latency"]["intvty"].is_null() ? 0.0 : ixj["latency"]["intvty"]["p50"].get<double>(), observed,
+              100 * ixj["cache"]["theoretical_cache_hit_rate"].get<double>());
+  std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s\n",
               static_cast<long long>(res.plays_started), static_cast<long long>(res.plays_finished),
               static_cast<long long>(res.warmup_primers), static_cast<long long>(res.warmup_pressure),
-              res.idle_skipped_s, (dir / "profile_export_aiperf.json").c_str());
-  if (!res.abort_reason.empty()) {
-    std::fprintf(stderr, "agentperf: replay aborted: %s\n", res.abort_reason.c_str());
-    return 1;
+              res.idle_skipped_s);
+  if (write_error) {
+    std::fprintf(stderr, "agentperf: error: results could not be written: %s\n", write_error->c_str());
+    return exit_code::write_failed;
   }
-  return ixj["validity"]["valid"].get<bool>() ? 0 : 1;
+  std::printf("Results: %s\n", (dir / "profile_export_aiperf.json").c_str());
+  if (!verdict.complete)
+    std::fprintf(stderr, "agentperf: replay stopped early: %s; results are partial (complete: false)\n",
+                 verdict.stop_reason.c_str());
+  return verdict.exit_code;
 }
 
 }  // namespace agentperf::cli

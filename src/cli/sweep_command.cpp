@@ -2,14 +2,14 @@
 
 #include <unistd.h>
 
-#include <csignal>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
-#include "load/load_runner.h"
+#include "common/run_control.h"
 #include "sweep/sweep_runner.h"
 
 namespace agentperf::cli {
@@ -34,8 +34,6 @@ std::string self_exe() {
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("agentperf") : p.string();
 }
-
-extern "C" void on_sweep_signal(int) { LoadRunner::request_interrupt(); }
 
 // Every store named: files, or directories of *.sqlite (Slurm array tasks write one each).
 std::vector<sweep::PointRow> load_rows(const std::vector<std::string>& stores, const std::string& sweep_name) {
@@ -81,6 +79,21 @@ void print_table(const std::vector<sweep::PointRow>& rows, const std::vector<std
                 r.status.c_str(), r.total_tput_per_gpu, r.intvty_p50, r.ttft_p50_ms, 100 * r.cache_hit,
                 on ? "frontier" : "", r.adaptive_added ? " (added)" : "");
   }
+  // How many points are in each state, failed ones never counted as measured.
+  static const std::pair<const char*, const char*> kStates[] = {
+      {"done", "done"}, {"failed", "failed"}, {"short_circuited", "short-circuited"}, {"pruned", "pruned"},
+      {"interrupted", "interrupted (measured again on resume)"},
+      {"running", "running (or left by a killed sweep: measured again on resume)"}};
+  std::string summary;
+  std::size_t known = 0;
+  for (const auto& [status, words] : kStates) {
+    const auto n = std::count_if(rows.begin(), rows.end(), [&](const sweep::PointRow& r) { return r.status == status; });
+    known += static_cast<std::size_t>(n);
+    if (n > 0 || std::string(status) == "done" || std::string(status) == "failed")
+      summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + words;
+  }
+  if (known < rows.size()) summary += ", " + std::to_string(rows.size() - known) + " other";
+  std::printf("%zu points: %s\n", rows.size(), summary.c_str());
 }
 
 }  // namespace
@@ -149,23 +162,19 @@ int execute_sweep_command(SweepCommand& sc) {
       std::printf("wrote %s\n", sweep::emit_slurm(o).c_str());
       return 0;
     }
-    std::signal(SIGINT, on_sweep_signal);
-    std::signal(SIGTERM, on_sweep_signal);
+    // SIGINT/SIGTERM: the point in progress stops (its replay gives in-flight
+    // requests the grace period), is stored as interrupted, and the sweep
+    // ends with 130/143; a second signal exits at once.
+    install_stop_signal_handlers();
     const auto res = sweep::run_sweep(o);
     if (!o.quiet) print_table(res.rows, res.frontier);
-    int measured = 0, listed = 0;
-    for (const auto& s : res.searches) {
-      measured += s.measured;
-      listed += s.list_points;
-    }
-    if (!res.searches.empty())
-      std::printf("%d points measured for %d in the recipe's conc-lists; frontier: %zu points; results in %s\n", measured,
-                  listed, res.frontier.size(), o.out_dir.c_str());
-    if (res.interrupted) {
-      std::fprintf(stderr, "agentperf sweep: interrupted; run the same command again to resume\n");
-      return 130;
-    }
-    return res.failed > 0 ? 1 : 0;
+    std::printf("this run: %s (of %d points in the recipe's conc-lists); frontier: %zu points; results in %s\n",
+                res.counts.describe().c_str(), res.list_points, res.frontier.size(), o.out_dir.c_str());
+    const int code = sweep::sweep_exit_code(res);
+    if (res.interrupted)
+      std::fprintf(stderr, "agentperf sweep: %s; run the same command again to resume\n",
+                   stop_reason().empty() ? "interrupted" : stop_reason().c_str());
+    return code;
   }
   if (sc.list->parsed()) {
     const auto rows = load_rows(sc.stores, sc.sweep_name);

@@ -7,7 +7,7 @@
 
 #include "eval/gsm8k.h"
 #include "load/profile_config.h"
-#include "metrics/record.h"
+#include "common/record.h"
 
 namespace agentperf::eval {
 

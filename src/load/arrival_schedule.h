@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#include "load/distribution.h"
+#include "common/rng.h"
 #include "load/profile_config.h"
 
 namespace agentperf {

@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <boost/asio.hpp>
 #include <csignal>
+#include <functional>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <mutex>
 #include <thread>
+#include <unistd.h>
 #include <unordered_set>
 
 #include "common/asio_aliases.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/run_control.h"
 #include "load/arrival_schedule.h"
 #include "load/prompt_synth.h"
 #include "load/request_builder.h"
@@ -24,7 +28,6 @@ namespace agentperf {
 using namespace aio;
 
 namespace {
-std::atomic<bool> g_interrupt{false};
 
 std::chrono::steady_clock::time_point to_tp(std::int64_t ns) {
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
@@ -47,6 +50,20 @@ struct PhaseState {
     return t;
   }
 };
+
+// A 200 answer with no output although the request asked for max_tokens > 0
+// with ignore_eos is not an error the server admitted, but the numbers of
+// such a request mean nothing: it is flagged in the record and the summary.
+void flag_suspicious(RequestRecord& rec, const ProfileConfig& cfg) {
+  if (!rec.ok() || rec.requested_osl <= 0) return;
+  bool ignore_eos = false;
+  for (const auto& [k, v] : cfg.extra_inputs)
+    if (k == "ignore_eos" && v == "true") ignore_eos = true;
+  if (!ignore_eos) return;
+  const std::int64_t out = rec.usage_completion_tokens.value_or(
+      rec.client_output_tokens.value_or(rec.content_events + rec.reasoning_events));
+  if (out == 0) rec.warning = "zero_output_tokens";
+}
 
 }  // namespace
 
@@ -79,6 +96,15 @@ struct LoadRunner::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::atomic<bool> abort{false};
   std::string abort_reason;
+  RecordSink* sink = nullptr;
+  // Per-run salt of X-Request-ID: prompts stay seeded, ids never repeat
+  // across runs (a router or a server adopting X-Request-ID would otherwise
+  // see the previous run's ids again).
+  std::uint64_t run_salt = static_cast<std::uint64_t>(wall_ns()) ^ (static_cast<std::uint64_t>(::getpid()) << 32);
+  // A worker thread that threw (out of memory, a bug): its cause, reported
+  // as the run's failure instead of a silent "0 ok, 0 errors".
+  std::mutex worker_failure_mu;
+  std::string worker_failure;
 
   Impl(const ProfileConfig& c, std::string m)
       : cfg(c), model(std::move(m)), url(net::parse_url(c.url)), tok(load_tokenizer(c)), synth(c, exact_text(tok)),
@@ -104,6 +130,32 @@ struct LoadRunner::Impl {
   static std::shared_ptr<const tokenizer::ExactTextBuilder> exact_text(
       const std::shared_ptr<const tokenizer::BpeTokenizer>& t) {
     return t ? std::make_shared<const tokenizer::ExactTextBuilder>(*t) : nullptr;
+  }
+
+  // Completion of a worker's coroutine. asio::detached would drop an
+  // exception (out of memory building a huge prompt, a bug) and leave the
+  // run to end as "0 ok, 0 errors": instead the cause is recorded, the
+  // worker stops, and the run ends as failed, naming it.
+  std::function<void(std::exception_ptr)> task_guard(Worker& w) {
+    return [this, &w](std::exception_ptr e) {
+      if (!e) return;
+      std::string what = "unknown exception";
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::bad_alloc&) {
+        what = "out of memory (std::bad_alloc)";
+      } catch (const std::exception& ex) {
+        what = ex.what();
+      } catch (...) {
+      }
+      {
+        std::lock_guard lk(worker_failure_mu);
+        if (worker_failure.empty()) worker_failure = "client worker " + std::to_string(w.id) + " failed: " + what;
+      }
+      stop_sending(w);
+      cancel_in_flight(w, "cancelled: a client worker failed");
+      task_done(w);
+    };
   }
 
   void task_done(Worker& w) {
@@ -138,8 +190,8 @@ struct LoadRunner::Impl {
     rec.requested_isl = prompt.isl;
     rec.requested_osl = prompt.osl;
     rec.prompt_exact = prompt.exact;
-    rec.x_request_id = make_request_id(mix_seed(cfg.seed, 0x1D, static_cast<std::uint64_t>(index)),
-                                       mix_seed(cfg.seed, 0x2D, static_cast<std::uint64_t>(index)));
+    rec.x_request_id = make_request_id(mix_seed(run_salt, 0x1D, static_cast<std::uint64_t>(index)),
+                                       mix_seed(run_salt, 0x2D, static_cast<std::uint64_t>(index)));
     rec.x_correlation_id = rec.x_request_id;
     const auto req = builder.build(prompt, rec.x_request_id, rec.x_correlation_id);
     rec.credit_issued_ns = monotonic_ns();
@@ -148,13 +200,21 @@ struct LoadRunner::Impl {
     rec.capture_text = tok != nullptr;
     net::InFlight inflight;
     w.in_flight.insert(&inflight);
+    // Leaves the set even if something below throws (task_guard then
+    // cancels what is in flight: no dangling handle may be left there).
+    struct Unregister {
+      Worker& w;
+      net::InFlight* f;
+      ~Unregister() { w.in_flight.erase(f); }
+    } unregister{w, &inflight};
     counters.sent.fetch_add(1, std::memory_order_relaxed);
     counters.in_flight.fetch_add(1, std::memory_order_relaxed);
     co_await w.client.send(req, rec, &inflight);
-    w.in_flight.erase(&inflight);
     if (tok && rec.ok() && !rec.usage_completion_tokens)
       rec.client_output_tokens = static_cast<std::int64_t>(tok->count(rec.output_text));
     std::string().swap(rec.output_text);
+    flag_suspicious(rec, cfg);
+    if (sink) sink->on_record(rec);
     counters.in_flight.fetch_sub(1, std::memory_order_relaxed);
     counters.done.fetch_add(1, std::memory_order_relaxed);
     if (!rec.ok()) counters.errors.fetch_add(1, std::memory_order_relaxed);
@@ -200,7 +260,7 @@ struct LoadRunner::Impl {
       }
       if (w.sending_done) break;
       ++w.active;
-      asio::co_spawn(w.io, spawned_request(w, ps, *ticket, target), asio::detached);
+      asio::co_spawn(w.io, spawned_request(w, ps, *ticket, target), task_guard(w));
     }
     task_done(w);
   }
@@ -226,11 +286,11 @@ struct LoadRunner::Impl {
     w.active = 0;
     if (cfg.request_rate) {
       ++w.active;
-      asio::co_spawn(w.io, dispatcher(w, ps), asio::detached);
+      asio::co_spawn(w.io, dispatcher(w, ps), task_guard(w));
     } else {
       for (int u = 0; u < w.users; ++u) {
         ++w.active;
-        asio::co_spawn(w.io, user_loop(w, ps), asio::detached);
+        asio::co_spawn(w.io, user_loop(w, ps), task_guard(w));
       }
     }
     if (w.active == 0) return;
@@ -251,22 +311,59 @@ struct LoadRunner::Impl {
     for (auto& wp : workers) {
       Worker& w = *wp;
       threads.emplace_back([this, &w, &ps, &finished] {
-        w.io.restart();
-        start_phase_on(w, ps);
-        w.io.run();
+        try {
+          w.io.restart();
+          start_phase_on(w, ps);
+          w.io.run();
+        } catch (const std::exception& e) {
+          std::lock_guard lk(worker_failure_mu);
+          if (worker_failure.empty()) worker_failure = "client worker " + std::to_string(w.id) + " failed: " + e.what();
+        } catch (...) {
+          std::lock_guard lk(worker_failure_mu);
+          if (worker_failure.empty()) worker_failure = "client worker " + std::to_string(w.id) + " failed";
+        }
         finished.fetch_add(1);
       });
     }
     bool stopped = false;
+    bool signal_seen = false;
+    std::int64_t signal_grace_deadline = std::numeric_limits<std::int64_t>::max();
     const auto n = static_cast<int>(workers.size());
     while (finished.load() < n) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       progress.maybe_print(counters, ps.phase, ps.count, ps.start_ns, ps.send_deadline_ns);
-      std::string reason;
-      if (g_interrupt.load()) {
-        reason = "interrupted by the user (SIGINT)";
+      if (stop_requested() && !signal_seen && !abort) {
+        // A stop request: no new requests; those in flight get the grace
+        // period to finish and are counted, then they are cancelled.
+        signal_seen = true;
+        stopped = true;
         result.interrupted = true;
-      } else if (!abort) {
+        result.stop_signal = stop_signal();
+        abort_reason = stop_reason();
+        abort = true;
+        signal_grace_deadline = monotonic_ns() + static_cast<std::int64_t>(cfg.grace_period_s * 1e9);
+        for (auto& wp : workers) {
+          Worker* w = wp.get();
+          asio::post(w->io, [this, w] { stop_sending(*w); });
+        }
+        if (!cfg.quiet && counters.in_flight.load() > 0)
+          std::fprintf(stderr, "\nagentperf: %s: sending stopped; waiting up to %.3g s for %lld requests in flight "
+                               "(a second signal exits at once)\n",
+                       abort_reason.c_str(), cfg.grace_period_s, static_cast<long long>(counters.in_flight.load()));
+      }
+      if (signal_seen && monotonic_ns() >= signal_grace_deadline) {
+        signal_grace_deadline = std::numeric_limits<std::int64_t>::max();
+        for (auto& wp : workers) {
+          Worker* w = wp.get();
+          asio::post(w->io, [this, w] { cancel_in_flight(*w, "cancelled: the grace period after the stop request expired"); });
+        }
+      }
+      std::string reason;
+      {
+        std::lock_guard lk(worker_failure_mu);
+        if (!worker_failure.empty() && !abort) reason = worker_failure;
+      }
+      if (reason.empty() && !abort) {
         const auto done = counters.done.load();
         const auto errors = counters.errors.load();
         if (cfg.failed_request_threshold < 1.0 && done >= 10 &&
@@ -292,6 +389,14 @@ struct LoadRunner::Impl {
     }
     for (auto& t : threads) t.join();
     progress.finish(counters, ps.phase);
+    {
+      std::lock_guard lk(worker_failure_mu);
+      if (!worker_failure.empty() && abort_reason != worker_failure) {
+        if (abort_reason.empty()) abort_reason = worker_failure;
+        else abort_reason += "; " + worker_failure;
+        stopped = true;
+      }
+    }
 
     std::vector<RequestRecord> phase_records;
     for (auto& wp : workers) {
@@ -340,6 +445,7 @@ struct LoadRunner::Impl {
       result.client.connect_failures += s.connect_failures;
       result.client.reused += s.reused;
       result.client.stale_dropped += s.stale_dropped;
+      result.client.retries += s.retries;
     }
     counters.phase = 2;
     return result;
@@ -351,10 +457,20 @@ LoadRunner::LoadRunner(const ProfileConfig& cfg, std::string model)
 LoadRunner::~LoadRunner() = default;
 RunResult LoadRunner::run() { return impl_->run(); }
 LiveCounters& LoadRunner::counters() noexcept { return impl_->counters; }
-void LoadRunner::request_interrupt() noexcept { g_interrupt.store(true); }
-bool LoadRunner::interrupt_requested() noexcept { return g_interrupt.load(); }
+void LoadRunner::set_record_sink(RecordSink* sink) noexcept { impl_->sink = sink; }
+void LoadRunner::request_interrupt() noexcept { request_stop(SIGINT); }
+bool LoadRunner::interrupt_requested() noexcept { return stop_requested(); }
 
-std::string preflight_model(const ProfileConfig& cfg) {
+std::string preflight_model(const ProfileConfig& cfg) { return preflight_served_model(cfg).id; }
+
+void check_token_ids_fit(int min, int max, const ServedModel& served, const std::string& flag) {
+  if (!served.vocab_size || max <= *served.vocab_size) return;
+  throw UserError(flag + " " + std::to_string(min) + ":" + std::to_string(max) + " does not fit the vocabulary of '" +
+                  served.id + "' (" + std::to_string(*served.vocab_size) + " token ids, from GET /v1/models); use " +
+                  flag + " MIN:MAX with MAX <= " + std::to_string(*served.vocab_size));
+}
+
+ServedModel preflight_served_model(const ProfileConfig& cfg) {
   const auto url = net::parse_url(cfg.url);
   asio::io_context io(1);
   auto opts = client_options(cfg);
@@ -372,16 +488,30 @@ std::string preflight_model(const ProfileConfig& cfg) {
   net::SimpleResponse res = fut.get();
   if (res.error && res.status == 0)
     throw UserError("server at " + url.origin() + " is not reachable: " + res.error->message);
-  if (!cfg.model.empty()) return cfg.model;
-  if (res.status != 200)
+  ServedModel served;
+  auto body = res.status == 200 ? nlohmann::json::parse(res.body, nullptr, false) : nlohmann::json();
+  const bool listed = body.is_object() && body.contains("data") && body["data"].is_array() && !body["data"].empty() &&
+                      body["data"][0].is_object() && body["data"][0].contains("id") && body["data"][0]["id"].is_string();
+  if (!cfg.model.empty()) {
+    served.id = cfg.model;
+  } else if (res.status != 200) {
     throw UserError("could not discover the model: GET " + req.path + " answered HTTP " + std::to_string(res.status) +
                     "; pass --model NAME");
-  auto body = nlohmann::json::parse(res.body, nullptr, false);
-  if (body.is_discarded() || !body.contains("data") || !body["data"].is_array() || body["data"].empty() ||
-      !body["data"][0].contains("id") || !body["data"][0]["id"].is_string())
+  } else if (!listed) {
     throw UserError("could not discover the model: GET " + req.path +
                     " did not return {\"data\":[{\"id\":...}]}; pass --model NAME");
-  return body["data"][0]["id"].get<std::string>();
+  } else {
+    served.id = body["data"][0]["id"].get<std::string>();
+  }
+  if (listed) {
+    for (const auto& m : body["data"]) {
+      if (!m.is_object() || m.value("id", std::string()) != served.id) continue;
+      if (m.contains("meta") && m["meta"].is_object() && m["meta"].contains("n_vocab") &&
+          m["meta"]["n_vocab"].is_number_integer())
+        served.vocab_size = m["meta"]["n_vocab"].get<std::int64_t>();
+    }
+  }
+  return served;
 }
 
 }  // namespace agentperf

@@ -6,38 +6,15 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "load/profile_config.h"
-#include "metrics/record.h"
+#include "common/record.h"
+#include "common/run_result.h"
 
 namespace agentperf {
-
-struct LiveCounters {
-  std::atomic<int> phase{0};  // 0 = warmup, 1 = profiling, 2 = done
-  std::atomic<std::int64_t> sent{0};
-  std::atomic<std::int64_t> done{0};
-  std::atomic<std::int64_t> errors{0};
-  std::atomic<std::int64_t> in_flight{0};
-  std::atomic<std::int64_t> output_tokens{0};
-  std::atomic<std::int64_t> phase_start_ns{0};
-};
-
-struct ClientTotals {
-  std::uint64_t connects = 0, connect_failures = 0, reused = 0, stale_dropped = 0;
-};
-
-struct RunResult {
-  std::vector<RequestRecord> records;  // warmup first, then profiling
-  bool interrupted = false;            // Ctrl-C
-  std::string abort_reason;            // set when the run stopped early
-  std::int64_t profiling_start_ns = 0;
-  std::int64_t profiling_end_ns = 0;
-  std::int64_t profiling_start_wall_ns = 0;
-  ClientTotals client;
-  std::int64_t profiling_cancelled = 0;
-};
 
 class LoadRunner {
  public:
@@ -48,7 +25,13 @@ class LoadRunner {
   RunResult run();
   LiveCounters& counters() noexcept;
 
-  // Async-signal-safe: asks every running LoadRunner to stop (Ctrl-C).
+  // Each finished record is also handed to `sink` (from worker threads) as
+  // soon as its request ends: results reach disk while the run goes.
+  void set_record_sink(RecordSink* sink) noexcept;
+
+  // A stop request (SIGINT/SIGTERM, common/run_control.h) ends sending; the
+  // requests in flight get --grace-period, then are cancelled. These forward
+  // to the process-wide stop request.
   static void request_interrupt() noexcept;
   static bool interrupt_requested() noexcept;
 
@@ -61,5 +44,18 @@ class LoadRunner {
 // and take the first id when cfg.model is empty. Throws UserError with the
 // reason when the server is unreachable or no model can be determined.
 std::string preflight_model(const ProfileConfig& cfg);
+
+// What GET /v1/models says about the served model: its id and, where the
+// server publishes it (llama.cpp's server: data[0].meta.n_vocab), the
+// vocabulary size, used to check token-id prompts against it.
+struct ServedModel {
+  std::string id;
+  std::optional<std::int64_t> vocab_size;
+};
+ServedModel preflight_served_model(const ProfileConfig& cfg);
+
+// Token-id prompts must use ids the model has: throws UserError naming
+// `flag` when [min, max) does not fit `vocab_size`.
+void check_token_ids_fit(int min, int max, const ServedModel& served, const std::string& flag);
 
 }  // namespace agentperf

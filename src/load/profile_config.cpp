@@ -57,6 +57,7 @@ void ProfileConfig::validate() const {
   if (connect_attempts < 1) bad("--connect-attempts must be at least 1");
   if (failed_request_threshold <= 0 || failed_request_threshold > 1)
     bad("--failed-request-threshold must be in (0, 1]");
+  if (max_error_rate < 0 || max_error_rate > 1) bad("--max-error-rate must be in [0, 1]");
   if (progress_interval_s <= 0) bad("--progress-interval must be > 0 seconds");
 }
 
@@ -84,7 +85,8 @@ void to_json(nlohmann::json& j, const ProfileConfig& c) {
                 {"arrival_pattern", arrival_pattern_name(c.arrival)}, {"request_count", opt(c.request_count)},
                 {"benchmark_duration", opt(c.duration_s)}, {"benchmark_grace_period", c.grace_period_s},
                 {"warmup_request_count", c.warmup_request_count}, {"workers", c.workers}, {"random_seed", c.seed},
-                {"failed_request_threshold", c.failed_request_threshold}}},
+                {"failed_request_threshold", c.failed_request_threshold},
+                {"max_error_rate", c.max_error_rate}}},
       {"prompt", {{"isl_mean", c.isl.mean}, {"isl_stddev", c.isl.stddev}, {"osl_mean", c.osl.mean},
                   {"osl_stddev", c.osl.stddev}, {"prefix_length", c.prefix_length},
                   {"num_prefix_groups", c.num_prefix_groups},

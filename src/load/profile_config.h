@@ -46,6 +46,7 @@ struct ProfileConfig {
   int workers = 1;
   std::uint64_t seed = 0;
   double failed_request_threshold = 1.0;  // abort once the error ratio exceeds it (1 = never)
+  double max_error_rate = 0.0;            // validity: failed/all profiling requests allowed (exit 1 above)
 
   // prompts
   LengthDistribution isl{550, 0, 1};
@@ -56,6 +57,7 @@ struct ProfileConfig {
   std::string tokenizer_path;  // HF tokenizer.json: exact text prompts, client output counts
   int token_id_min = 1000;
   int token_id_max = 30000;
+  bool token_id_range_given = false;  // --token-id-range was passed (else it may be fitted to the vocabulary)
 
   // client
   double connect_timeout_s = 10;

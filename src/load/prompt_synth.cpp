@@ -1,5 +1,7 @@
 #include "load/prompt_synth.h"
 
+#include "load/distribution.h"
+
 #include <algorithm>
 #include <array>
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "load/distribution.h"
+#include "common/rng.h"
 #include "load/profile_config.h"
 #include "tokenizer/exact_text.h"
 

@@ -1,13 +1,16 @@
 #include "metrics/export.h"
 
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/run_control.h"
 #include "common/version.h"
 #include "metrics/record_metrics.h"
 #include "metrics/stats.h"
@@ -105,9 +108,21 @@ json record_to_json(const RequestRecord& r) {
       {"was_cancelled", r.was_cancelled},
       {"cancellation_time_ns", r.was_cancelled ? json(to_wall(r, r.cancellation_ns)) : json(nullptr)},
       {"http_status", r.http_status},
+      {"retries", r.retries},
       {"isl_source", token_source_name(m.isl_source)},
       {"osl_source", token_source_name(m.osl_source)},
   };
+  if (!r.warning.empty()) metadata["warning"] = r.warning;
+  if (r.server_timings) {
+    json t = json::object();
+    const auto& st = *r.server_timings;
+    if (st.prompt_n) t["prompt_n"] = *st.prompt_n;
+    if (st.prompt_ms) t["prompt_ms"] = *st.prompt_ms;
+    if (st.predicted_n) t["predicted_n"] = *st.predicted_n;
+    if (st.predicted_ms) t["predicted_ms"] = *st.predicted_ms;
+    if (st.cache_n) t["cache_n"] = *st.cache_n;
+    metadata["server_timings"] = std::move(t);
+  }
   if (!r.content_ns.empty()) {
     metadata["first_content_ns"] = to_wall(r, r.content_ns.front());
     metadata["last_content_ns"] = to_wall(r, r.content_ns.back());
@@ -130,10 +145,47 @@ json record_to_json(const RequestRecord& r) {
   return json{{"metadata", std::move(metadata)}, {"metrics", std::move(metrics)}, {"error", std::move(error)}};
 }
 
+RunVerdict judge_run(const std::vector<RequestRecord>& records, const RunResult& run, double max_error_rate) {
+  RunVerdict v;
+  std::int64_t ok = 0, failed = 0;
+  for (const auto& r : records) {
+    if (r.phase != Phase::profiling) continue;
+    if (r.ok()) ++ok;
+    else if (!(r.was_cancelled && !run.interrupted && run.abort_reason.empty())) ++failed;
+  }
+  if (run.interrupted || !run.abort_reason.empty()) {
+    v.complete = false;
+    v.stop_reason = run.abort_reason.empty() ? std::string("interrupted") : run.abort_reason;
+    v.invalid_reasons.push_back("run stopped early: " + v.stop_reason);
+  }
+  if (ok == 0) {
+    v.invalid_reasons.push_back(failed > 0 ? "every profiling request failed (" + std::to_string(failed) + ")"
+                                           : std::string("no profiling request completed"));
+  } else if (failed > 0) {
+    const double rate = static_cast<double>(failed) / static_cast<double>(ok + failed);
+    if (rate > max_error_rate) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%lld of %lld profiling requests failed (%.2f%%), above the allowed %.2f%% (--max-error-rate)",
+                    static_cast<long long>(failed), static_cast<long long>(ok + failed), 100 * rate, 100 * max_error_rate);
+      v.invalid_reasons.push_back(buf);
+    }
+  }
+  v.valid = v.invalid_reasons.empty();
+  if (run.interrupted && run.stop_signal != 0) {
+    v.exit_code = run.stop_signal == SIGTERM ? exit_code::sigterm
+                  : run.stop_signal == SIGINT ? exit_code::sigint
+                                              : exit_code::invalid;
+  } else {
+    v.exit_code = v.valid ? exit_code::valid : exit_code::invalid;
+  }
+  return v;
+}
+
 json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in) {
   std::map<std::string, std::pair<const char*, std::vector<double>>> series;
   std::vector<double> inter_chunk;
-  std::int64_t ok = 0, errors = 0, warmup = 0, cancelled = 0;
+  std::int64_t ok = 0, errors = 0, warmup = 0, cancelled = 0, retried = 0;
+  std::map<std::string, std::int64_t> warnings;
   std::int64_t first_start = std::numeric_limits<std::int64_t>::max(), last_end = 0;
   std::int64_t first_start_wall = 0, last_end_wall = 0;
   double sum_isl = 0, sum_osl = 0, sum_usage_prompt = 0, sum_cached = 0;
@@ -147,6 +199,8 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
       continue;
     }
     if (r.was_cancelled) ++cancelled;
+    if (r.retries > 0) ++retried;
+    if (!r.warning.empty()) ++warnings[r.warning];
     if (!r.ok()) {
       ++errors;
       ++error_groups[{r.error->code, r.error->type, r.error->message}];
@@ -211,6 +265,7 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   agg["error_summary"] = summary;
   agg["token_sources"] = {{"input_sequence_length", isl_sources}, {"output_sequence_length", osl_sources}};
 
+  agg["warning_summary"] = warnings;
   const RunResult* run = in.run;
   if (ok > 0) {
     agg["start_time"] = iso_local(first_start_wall);
@@ -222,24 +277,36 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   agg["was_cancelled"] = stopped;
   agg["complete"] = !stopped;
   if (run && !run->abort_reason.empty()) agg["abort_reason"] = run->abort_reason;
+  if (in.verdict) {
+    agg["complete"] = in.verdict->complete;
+    if (!in.verdict->stop_reason.empty()) agg["stop_reason"] = in.verdict->stop_reason;
+    agg["valid"] = in.verdict->valid;
+    agg["invalid_reasons"] = in.verdict->invalid_reasons;
+    agg["exit_code"] = in.verdict->exit_code;
+  }
+  if (in.records_error) agg["records_file_error"] = *in.records_error;
   if (run)
     agg["client"] = {{"connections_opened", run->client.connects},
                      {"connect_failures", run->client.connect_failures},
                      {"connections_reused", run->client.reused},
-                     {"stale_connections_dropped", run->client.stale_dropped}};
+                     {"stale_connections_dropped", run->client.stale_dropped},
+                     {"requests_retried", run->client.retries},
+                     {"records_with_retry", retried}};
   agg["input_config"] = in.input_config;
   agg["run_info"] = {{"cli_command", in.cli_command}};
   return agg;
 }
 
+std::string dump_json_line(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 void write_profile_jsonl(const std::filesystem::path& path, const std::vector<RequestRecord>& records) {
   write_file_atomically(path, [&](std::ostream& out) {
-    for (const auto& r : records) out << record_to_json(r).dump() << '\n';
+    for (const auto& r : records) out << dump_json_line(record_to_json(r)) << '\n';
   });
 }
 
 void write_json_file(const std::filesystem::path& path, const json& j) {
-  write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
+  write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n'; });
 }
 
 void print_summary(const json& agg, std::FILE* out) {
@@ -258,8 +325,18 @@ void print_summary(const json& agg, std::FILE* out) {
   };
   std::fprintf(out, "%-26s %11s %11s %11s %11s %11s %11s %11s\n", "Metric", "avg", "min", "max", "p50", "p90",
                "p99", "std");
+  // Per-token metrics exist only for streamed answers: without streaming
+  // they are shown as n/a rather than left out or shown as 0.
+  static const std::set<std::string> streaming_only = {
+      "time_to_first_token", "time_to_second_token", "inter_token_latency", "full_response_inter_token_latency",
+      "inter_chunk_latency", "output_token_throughput_per_user"};
+  const bool any_ok = agg.contains("request_count") && agg["request_count"]["avg"].get<double>() > 0;
   for (const auto& [tag, label] : rows) {
-    if (!agg.contains(tag)) continue;
+    if (!agg.contains(tag)) {
+      if (any_ok && streaming_only.count(tag) && !agg.contains("time_to_first_token"))
+        std::fprintf(out, "%-26s %11s   (streaming only)\n", label, "n/a");
+      continue;
+    }
     const auto& m = agg[tag];
     std::fprintf(out, "%-26s %11.2f %11.2f %11.2f %11.2f %11.2f %11.2f %11.2f\n", label, m["avg"].get<double>(),
                  m["min"].get<double>(), m["max"].get<double>(), m["p50"].get<double>(), m["p90"].get<double>(),
@@ -277,8 +354,30 @@ void print_summary(const json& agg, std::FILE* out) {
                  d["code"].is_null() ? "-" : std::to_string(d["code"].get<int>()).c_str(),
                  d["type"].get<std::string>().c_str(), d["message"].get<std::string>().c_str());
   }
-  if (agg.contains("abort_reason"))
+  if (agg.contains("client") && agg["client"]["requests_retried"].get<long long>() > 0)
+    std::fprintf(out, "Retried: %lld requests re-sent on a fresh connection after a reused keep-alive socket "
+                      "had been closed by the server\n",
+                 agg["client"]["requests_retried"].get<long long>());
+  if (agg.contains("warning_summary"))
+    for (const auto& [w, n] : agg["warning_summary"].items())
+      std::fprintf(out, "  warning x%lld: %s%s\n", n.get<long long>(), w.c_str(),
+                   w == "zero_output_tokens" ? " (200 answers with no output although max_tokens > 0 and ignore_eos)"
+                                             : "");
+  if (agg.contains("stop_reason"))
+    std::fprintf(out, "Run stopped early: %s (results are partial)\n", agg["stop_reason"].get<std::string>().c_str());
+  else if (agg.contains("abort_reason"))
     std::fprintf(out, "Run stopped early: %s\n", agg["abort_reason"].get<std::string>().c_str());
+  if (agg.contains("valid")) {
+    if (agg["valid"].get<bool>()) {
+      std::fprintf(out, "Run: VALID\n");
+    } else {
+      std::string reasons;
+      for (const auto& r : agg["invalid_reasons"]) reasons += (reasons.empty() ? "" : "; ") + r.get<std::string>();
+      std::fprintf(out, "Run: INVALID (%s)\n", reasons.c_str());
+    }
+  }
+  if (agg.contains("records_file_error"))
+    std::fprintf(out, "Records file: NOT WRITTEN COMPLETELY (%s)\n", agg["records_file_error"].get<std::string>().c_str());
 }
 
 }  // namespace agentperf

@@ -1,31 +1,60 @@
-// Result files with AIPerf's shapes (aiperf.md §6):
+// Result files with AIPerf's shapes (github.com/ai-dynamo/aiperf,
+// docs/tutorials/working-with-profile-exports.md @ e51cbbaf65a6,
+// docs/reference/json-export-schema.md @ 1554b478d4ee):
 //   profile_export.jsonl        one line per request: metadata, metrics {tag: {value, unit}}, error
 //   profile_export_aiperf.json  per-metric avg/min/max/std/p1..p99/count/sum, throughputs over
 //                               (last request end - first request start), error summary, input config
-// Files are written to a temporary name and renamed, so a file that exists is
-// complete; an interrupted or aborted run says so inside the aggregate.
+// The aggregate is written to a temporary name and renamed, so a file that
+// exists is whole; an interrupted or aborted run says so inside it
+// (complete: false, stop_reason, valid: false). Live runs stream the JSONL
+// while they go (metrics/record_stream.h).
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "load/load_runner.h"
-#include "metrics/record.h"
+#include "common/run_result.h"
+#include "common/record.h"
 
 namespace agentperf {
 
 nlohmann::ordered_json record_to_json(const RequestRecord& r);
+
+// What a finished run amounts to, decided once and written into the
+// aggregate, printed on the console and turned into the exit code
+// (common/run_control.h), so that the three never disagree.
+//   complete: the run reached its planned end (not stopped by a signal, its
+//             own failed-request threshold, or a failed worker)
+//   valid:    complete, at least one profiling request succeeded, and the
+//             failed profiling requests (requests cancelled at the end of the
+//             grace period are not failures) are at most max_error_rate of
+//             all of them
+struct RunVerdict {
+  bool complete = true;
+  std::string stop_reason;
+  bool valid = true;
+  std::vector<std::string> invalid_reasons;
+  int exit_code = 0;
+};
+
+RunVerdict judge_run(const std::vector<RequestRecord>& records, const RunResult& run, double max_error_rate);
 
 struct AggregateInputs {
   const RunResult* run = nullptr;
   nlohmann::json input_config;
   std::string benchmark_id;
   std::string cli_command;
+  const RunVerdict* verdict = nullptr;      // written as complete/valid/invalid_reasons when given
+  std::optional<std::string> records_error;  // profile_export.jsonl could not be written
 };
 
 nlohmann::ordered_json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in);
+
+// One JSON line; bytes that are not UTF-8 are replaced, never thrown on.
+std::string dump_json_line(const nlohmann::ordered_json& j);
 
 void write_profile_jsonl(const std::filesystem::path& path, const std::vector<RequestRecord>& records);
 void write_json_file(const std::filesystem::path& path, const nlohmann::ordered_json& j);

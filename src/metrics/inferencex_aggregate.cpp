@@ -36,6 +36,7 @@ json inferencex_request_metrics(const std::vector<RequestRecord>& records, const
   std::int64_t ok = 0, errors = 0, warmup = 0;
   std::int64_t first_start = INT64_MAX, last_end = 0;
   double sum_isl = 0, sum_osl = 0, sum_cached = 0;
+  bool any_cached = false;
   std::map<std::string, std::int64_t> categories;
   std::vector<std::int64_t> ends;
   for (const auto& r : records) {
@@ -65,6 +66,7 @@ json inferencex_request_metrics(const std::vector<RequestRecord>& records, const
       osl.push_back(static_cast<double>(*m.osl));
       sum_osl += static_cast<double>(*m.osl);
     }
+    if (r.usage_cached_tokens) any_cached = true;
     sum_cached += static_cast<double>(r.usage_cached_tokens.value_or(0));
     first_start = std::min(first_start, r.start_wall_ns);
     const std::int64_t end_wall = r.start_wall_ns + (r.end_ns - r.start_ns);
@@ -111,7 +113,9 @@ json inferencex_request_metrics(const std::vector<RequestRecord>& records, const
                  in.theoretical_total_blocks ? static_cast<double>(in.theoretical_hit_blocks) /
                                                    static_cast<double>(in.theoretical_total_blocks)
                                              : 0.0},
-                {"observed_cache_hit_rate", sum_isl > 0 ? sum_cached / sum_isl : 0.0}};
+                // null (n/a), never 0, when the server reports no cached tokens
+                // (llama.cpp's server reuses prompts but reports none).
+                {"observed_cache_hit_rate", any_cached && sum_isl > 0 ? json(sum_cached / sum_isl) : json(nullptr)}};
   const double error_rate = ok + errors > 0 ? static_cast<double>(errors) / static_cast<double>(ok + errors) : 0.0;
   j["validity"] = {{"error_rate", error_rate}, {"max_error_rate", in.max_error_rate}, {"valid", ok > 0 && error_rate <= in.max_error_rate}};
   return j;

@@ -1,5 +1,7 @@
 // InferenceX's agentic aggregation of profile_export.jsonl
-// (inferencex-agentx.md §6.5, `request_metrics`): over successful profiling
+// (github.com/SemiAnalysisAI/InferenceX @ 843c6254ff69,
+// utils/agentic/aggregation/request_metrics.py; the 10 % gate is
+// utils/agentic/validation/validate_agentic_result.py): over successful profiling
 // records, latencies in seconds with {mean, p50, p75, p90, p95, std}
 // (numpy linear percentiles, population std); interactivity = 1 / pXX(ITL)
 // (the percentile is inverted, never the reverse); E2E-normalised
@@ -10,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "metrics/record.h"
+#include "common/record.h"
 
 namespace agentperf {
 

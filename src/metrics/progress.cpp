@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "common/clock.h"
-#include "load/load_runner.h"
+#include "common/run_result.h"
 
 namespace agentperf {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "metrics/record.h"
+#include "common/record.h"
 
 namespace agentperf {
 

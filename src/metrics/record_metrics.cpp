@@ -2,20 +2,6 @@
 
 namespace agentperf {
 
-const char* phase_name(Phase p) noexcept { return p == Phase::warmup ? "warmup" : "profiling"; }
-
-const char* token_source_name(TokenSource s) noexcept {
-  switch (s) {
-    case TokenSource::server_usage: return "server_usage";
-    case TokenSource::client_exact: return "client_exact";
-    case TokenSource::client_tokenizer: return "client_tokenizer";
-    case TokenSource::client_chunks: return "client_chunks";
-    case TokenSource::client_unverified: return "client_unverified";
-    case TokenSource::none: return "none";
-  }
-  return "none";
-}
-
 namespace {
 double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 }  // namespace
@@ -52,7 +38,10 @@ RecordMetrics compute_metrics(const RequestRecord& r) {
 
   if (r.ack_ns > 0) m.http_req_waiting_ms = ms(r.ack_ns - r.start_ns);
   if (r.end_ns > 0) m.http_req_duration_ms = ms(r.end_ns - r.start_ns);
-  if (r.content_ns.empty()) {
+  if (r.content_ns.empty() || !r.streamed) {
+    // Without streaming there is one arrival, the whole answer: TTFT, ITL and
+    // everything else per token are undefined (n/a), as in AIPerf, where
+    // they are streaming-only metrics.
     if (r.end_ns > 0) m.request_latency_ms = ms(r.end_ns - r.start_ns);
     return m;
   }

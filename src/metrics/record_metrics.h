@@ -1,8 +1,11 @@
-// Per-request metrics with AIPerf's definitions (aiperf.md §5):
+// Per-request metrics with AIPerf's definitions (github.com/ai-dynamo/aiperf,
+// docs/metrics-reference.md @ 0176f59496e0):
 //   TTFT            = first content event - request start
 //   request latency = last content event  - request start
 //   ITL             = (request latency - TTFT) / (OSL - 1), OSL >= 2
 //   full-response ITL = (stream end - first content) / (OSL - 1)
+// TTFT, TTST, ITL and the other per-token metrics need a streamed answer:
+// a non-streamed record has only request latency (they are n/a).
 // OSL counts output plus reasoning tokens. Token counts come from the
 // server's usage when it sends one; otherwise from the client (exact for
 // token-id prompts, one token per content event for output), and the source
@@ -12,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/record.h"
+#include "common/record.h"
 
 namespace agentperf {
 

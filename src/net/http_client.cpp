@@ -109,10 +109,14 @@ std::string HttpClient::serialize_head(const HttpRequest& req) const {
   head += " HTTP/1.1\r\nHost: ";
   head += target_.host_header();
   head += "\r\n";
-  bool has_ct = false, has_accept = false;
+  // A header the user gives replaces ours (one Connection, one Accept...);
+  // Host and Content-Length stay ours: they describe the bytes we send.
+  bool has_ct = false, has_accept = false, has_connection = false;
   for (const auto& [k, v] : req.headers) {
+    if (beast::iequals(k, "host") || beast::iequals(k, "content-length")) continue;
     if (beast::iequals(k, "content-type")) has_ct = true;
     if (beast::iequals(k, "accept")) has_accept = true;
+    if (beast::iequals(k, "connection")) has_connection = true;
     head += k;
     head += ": ";
     head += v;
@@ -120,7 +124,7 @@ std::string HttpClient::serialize_head(const HttpRequest& req) const {
   }
   if (!has_ct && !req.body.empty()) head += "Content-Type: application/json\r\n";
   if (!has_accept) head += "Accept: text/event-stream, application/json\r\n";
-  head += "Connection: keep-alive\r\n";
+  if (!has_connection) head += "Connection: keep-alive\r\n";
   if (req.method != "GET" || !req.body.empty()) {
     head += "Content-Length: ";
     head += std::to_string(req.body_size());
@@ -204,6 +208,10 @@ namespace {
 // What one request/response exchange produced, besides the record.
 struct ExchangeResult {
   bool reusable = false;
+  // The exchange failed before a single response byte arrived (the write
+  // failed, or the peer closed/reset while we waited for the status line):
+  // the server cannot have started answering this request.
+  bool failed_before_response = false;
 };
 
 std::string describe_read_error(const beast::error_code& ec, bool got_header, std::size_t body_bytes,
@@ -247,6 +255,7 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
   tcp_stream.expires_at(deadline);
   auto [wec, written] = co_await asio::async_write(stream, buffers, nothrow);
   if (wec) {
+    result.failed_before_response = wec != beast::error::timeout;
     fail(ErrorInfo{std::nullopt, wec == beast::error::timeout ? "RequestTimeout" : "ConnectionError",
                    "failed to send the request (" + std::to_string(written) + " of " +
                        std::to_string(head.size() + req.body_size()) + " bytes written): " + wec.message()});
@@ -263,6 +272,9 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
     co_return result;
   }
   if (hec) {
+    result.failed_before_response =
+        buffer.size() == 0 && (hec == http::error::end_of_stream || hec == asio::error::eof ||
+                               hec == asio::error::connection_reset || hec == asio::error::broken_pipe);
     fail(ErrorInfo{std::nullopt,
                    hec == beast::error::timeout ? "RequestTimeout"
                    : is_protocol_error(hec)     ? "ProtocolError"
@@ -361,6 +373,18 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
 
 }  // namespace
 
+namespace {
+// Clears what a failed first attempt wrote into the record; identity,
+// schedule and request shape stay.
+void reset_for_retry(RequestRecord& rec) {
+  rec.start_ns = rec.ack_ns = rec.end_ns = rec.start_wall_ns = 0;
+  rec.content_ns.clear();
+  rec.http_status = 0;
+  rec.streamed = rec.saw_done = false;
+  rec.error.reset();
+}
+}  // namespace
+
 asio::awaitable<void> HttpClient::send(const HttpRequest& req, RequestRecord& rec, InFlight* inflight) {
   ErrorInfo err;
   auto conn = co_await acquire(err);
@@ -387,6 +411,34 @@ asio::awaitable<void> HttpClient::send(const HttpRequest& req, RequestRecord& re
     r = co_await exchange(*plain, *conn, head, req, rec, inflight, opts_, nullptr);
   else
     r = co_await exchange(std::get<1>(conn->stream), *conn, head, req, rec, inflight, opts_, nullptr);
+  // A reused keep-alive socket that the server had already closed (llama.cpp's
+  // server closes after every stream while announcing keep-alive; others on
+  // their idle timeout) fails before any response byte: the request never
+  // reached a live connection, so it is sent once more on a fresh one, as
+  // curl and Go's http.Transport do. A request that got any response byte is
+  // never re-sent.
+  if (r.failed_before_response && conn->served > 0 && !(inflight && inflight->cancelled)) {
+    conn->close();
+    ++stats_.retries;
+    ++rec.retries;
+    const std::string first_error = rec.error ? rec.error->message : std::string();
+    reset_for_retry(rec);
+    ErrorInfo cerr;
+    conn = co_await connect_new(cerr);
+    if (!conn) {
+      rec.start_ns = rec.end_ns = monotonic_ns();
+      rec.start_wall_ns = wall_ns();
+      cerr.message += " (retrying after a reused connection failed: " + first_error + ")";
+      rec.error = std::move(cerr);
+      if (inflight) inflight->conn = nullptr;
+      co_return;
+    }
+    if (inflight) inflight->conn = conn.get();
+    if (auto* plain = std::get_if<0>(&conn->stream))
+      r = co_await exchange(*plain, *conn, head, req, rec, inflight, opts_, nullptr);
+    else
+      r = co_await exchange(std::get<1>(conn->stream), *conn, head, req, rec, inflight, opts_, nullptr);
+  }
   if (inflight) inflight->conn = nullptr;
   if (r.reusable && !rec.error) {
     release(std::move(conn));

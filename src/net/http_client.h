@@ -5,9 +5,12 @@
 // Stale sockets: servers close idle keep-alive sockets (uvicorn after 5 s).
 // Before reusing a pooled socket the client drops it if it has been idle
 // longer than keepalive_idle_limit and otherwise peeks it (non-blocking) to
-// see whether the peer has closed it. Only connecting is retried; a request
-// whose bytes were written is never re-sent: if it fails, it is recorded as
-// an error, never lost.
+// see whether the peer has closed it. The peek cannot see a close that is
+// still in flight, so a request that fails on a *reused* socket before any
+// response byte arrives is sent once more on a fresh connection (counted in
+// PoolStats::retries and RequestRecord::retries). A request that received
+// any response byte is never re-sent: if it fails, it is recorded as an
+// error, never lost.
 #pragma once
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -19,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "metrics/record.h"
+#include "common/record.h"
 #include "net/client_options.h"
 #include "net/http_request.h"
 #include "net/url.h"
@@ -53,6 +56,7 @@ struct PoolStats {
   std::uint64_t connect_failures = 0;
   std::uint64_t reused = 0;
   std::uint64_t stale_dropped = 0;  // idle too long or closed by the peer
+  std::uint64_t retries = 0;        // requests re-sent after a reused socket failed before any response byte
 };
 
 // One GET on its own event loop, for readiness probes: the status and body,

@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include "common/utf8.h"
+
 namespace agentperf::net {
 namespace {
 
@@ -65,23 +67,34 @@ std::optional<ErrorInfo> error_from_json(simdjson::dom::object obj, int default_
 }  // namespace
 
 std::string summarize_body(std::string_view body, std::size_t max_chars) {
-  std::string out;
-  out.reserve(std::min(body.size(), max_chars) + 16);
-  for (char c : body) {
-    if (out.size() >= max_chars) {
-      out += "... (" + std::to_string(body.size()) + " bytes)";
-      break;
-    }
-    out.push_back((c == '\n' || c == '\r' || c == '\t') ? ' ' : c);
-  }
+  // Whatever bytes a server sends end up in a JSON record: invalid UTF-8
+  // becomes U+FFFD and control bytes become spaces, so no export can fail.
+  std::string out = sanitize_utf8(body.substr(0, std::min(body.size(), max_chars)));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  if (body.size() > max_chars) out += "... (" + std::to_string(body.size()) + " bytes)";
   return out;
 }
 
 void OpenAIResponseParser::on_event(const SseEvent& ev) {
   if (rec_.error) return;  // first error wins; later events are noise
   if (ev.type == "error") {
-    rec_.error = ErrorInfo{502, "SSEResponseError",
-                           "server sent an SSE error event: " + summarize_body(ev.data)};
+    rec_.error = ErrorInfo{502, "SSEResponseError", "server sent an SSE error event: " + summarize_body(ev.data)};
+    // The server's own message where the payload is an OpenAI-style error.
+    simdjson::dom::element doc;
+    simdjson::dom::object obj;
+    if (thread_parser().parse(ev.data.data(), ev.data.size(), true).get(doc) == simdjson::SUCCESS &&
+        doc.get_object().get(obj) == simdjson::SUCCESS) {
+      simdjson::dom::element inner;
+      if (obj["error"].get(inner) != simdjson::SUCCESS || inner.is_null()) inner = doc;
+      simdjson::dom::object eobj;
+      simdjson::dom::element m;
+      if (inner.get_object().get(eobj) == simdjson::SUCCESS && eobj["message"].get(m) == simdjson::SUCCESS &&
+          !string_or_empty(m).empty()) {
+        rec_.error->message = "server sent an SSE error event: " + summarize_body(string_or_empty(m));
+        if (auto c = int_field(eobj, "code")) rec_.error->code = static_cast<int>(*c);
+      }
+    }
     return;
   }
   if (ev.data == "[DONE]") {
@@ -162,6 +175,18 @@ void OpenAIResponseParser::parse_json(const char* data, std::size_t len, std::si
   if (has_reasoning) ++rec_.reasoning_events;
   if (has_content || has_reasoning) rec_.content_ns.push_back(ts_ns);
 
+  simdjson::dom::object timings;
+  if (obj["timings"].get_object().get(timings) == simdjson::SUCCESS) {
+    ServerTimings t;
+    t.prompt_n = int_field(timings, "prompt_n");
+    t.predicted_n = int_field(timings, "predicted_n");
+    t.cache_n = int_field(timings, "cache_n");
+    double d;
+    if (timings["prompt_ms"].get_double().get(d) == simdjson::SUCCESS) t.prompt_ms = d;
+    if (timings["predicted_ms"].get_double().get(d) == simdjson::SUCCESS) t.predicted_ms = d;
+    rec_.server_timings = t;
+  }
+
   simdjson::dom::object usage;
   if (obj["usage"].get_object().get(usage) == simdjson::SUCCESS) {
     if (auto v = int_field(usage, "prompt_tokens")) rec_.usage_prompt_tokens = v;
@@ -183,7 +208,7 @@ void OpenAIResponseParser::parse_json(const char* data, std::size_t len, std::si
 ErrorInfo OpenAIResponseParser::http_error(int status, std::string_view reason, std::string_view body) {
   ErrorInfo info;
   info.code = status;
-  info.type = reason.empty() ? "HTTP " + std::to_string(status) : std::string(reason);
+  info.type = reason.empty() ? "HTTP " + std::to_string(status) : sanitize_utf8(reason);
   std::string padded(body);
   auto& parser = thread_parser();
   simdjson::dom::element doc;
@@ -195,7 +220,7 @@ ErrorInfo OpenAIResponseParser::http_error(int status, std::string_view reason, 
       return info;
     }
   }
-  info.message = "HTTP " + std::to_string(status) + " " + std::string(reason) +
+  info.message = "HTTP " + std::to_string(status) + " " + sanitize_utf8(reason) +
                  (body.empty() ? "" : ": " + summarize_body(body));
   return info;
 }

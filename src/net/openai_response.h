@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "metrics/record.h"
+#include "common/record.h"
 #include "net/sse_parser.h"
 
 namespace agentperf::net {

@@ -134,6 +134,16 @@ void SseParser::process_line(std::string_view line, OnEvent& on_event) {
     type_.assign(value);
   } else if (field == "id") {
     id_.assign(value);
+  } else if (field == "error") {
+    // Not in the spec, but llama.cpp's server reports a failed generation as
+    // an `error: {json}` line inside a 200 stream (examples/server/utils.hpp,
+    // server_sent_event(sink, "error", ...), revision c392e5094). Ignoring it
+    // as the spec says would turn a failed request into an empty success, so
+    // it becomes an event of type "error".
+    type_.assign("error");
+    if (has_data_) data_.push_back('\n');
+    data_.append(value);
+    has_data_ = true;
   }
   // "retry" and unknown fields are ignored, as the spec says.
 }

@@ -205,6 +205,10 @@ Recipe load_recipe(const std::string& path) {
     auto s = root["server"];
     s.only({"command", "env", "startup-timeout"});
     r.server_command = s.get<std::string>("command", "a command template");
+    // The sweep picks a free port per point and reaches the server only there.
+    if (r.server_command.find("{port}") == std::string::npos)
+      s["command"].fail("no {port} placeholder (expected the server's listen port as {port}, e.g. --port {port}: "
+                        "the sweep chooses a free port for each point and reaches the server there)");
     r.server_startup_timeout_s = s.get<double>("startup-timeout", "seconds", 1800.0);
     if (r.server_startup_timeout_s <= 0) s["startup-timeout"].fail("must be > 0 seconds");
     if (s.has("env")) {

@@ -1,5 +1,7 @@
-// Recipes: the InferenceX master-config entry shape (inferencex-agentx.md
-// §7.1) plus what a sweep needs to run it: the simulator specs, the server
+// Recipes: the InferenceX master-config entry shape (configs/nvidia-master.yaml,
+// validated by utils/matrix_logic/validation.py in
+// github.com/SemiAnalysisAI/InferenceX @ 843c6254ff69) plus what a sweep
+// needs to run it: the simulator specs, the server
 // command template and the replay settings. `expand` gives one row per
 // (search-space entry x concurrency) with the launcher's derived values.
 #pragma once

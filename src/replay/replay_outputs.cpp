@@ -6,8 +6,20 @@
 
 namespace agentperf::replay {
 
+RunVerdict judge_replay(const ReplayResult& res, double max_error_rate) {
+  RunVerdict v = judge_run(res.run.records, res.run, max_error_rate);
+  const double n = static_cast<double>(std::max<std::size_t>(1, res.run.records.size()));
+  if (static_cast<double>(res.context_overflow_errors) / n > 0.01) {
+    v.invalid_reasons.push_back("context overflows in " + std::to_string(res.context_overflow_errors) +
+                                " requests, above 1 % of all");
+    v.valid = false;
+    if (v.exit_code == 0) v.exit_code = 1;
+  }
+  return v;
+}
+
 nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
-                                            const std::filesystem::path& dir) {
+                                            const std::filesystem::path& dir, const RunVerdict& verdict) {
   nlohmann::json input = cfg.client;
   input["replay"] = {{"traces", info.traces_source}, {"lanes", cfg.lanes}, {"system_idle_cap_s", cfg.system_idle_cap_s},
                      {"trace_idle_gap_cap_seconds", cfg.tree_idle_cap_s}, {"cache_bust", cfg.cache_bust},
@@ -17,6 +29,8 @@ nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const Repla
   in.input_config = input;
   in.cli_command = info.cli_command;
   in.benchmark_id = cfg.benchmark_id;
+  in.verdict = &verdict;
+  in.records_error = info.records_error;
   auto agg = build_aggregate(res.run.records, in);
   InferenceXInputs ix;
   ix.gpus = info.gpus;
@@ -27,21 +41,16 @@ nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const Repla
                                          {"count", res.theoretical_total_blocks},
                                          {"avg", res.theoretical_total_blocks ? double(res.theoretical_hit_blocks) / double(res.theoretical_total_blocks) : 0.0}};
   {
-    // AgentX submission validity: context overflows above 1 % of requests,
-    // or a stopped run, invalidate; generic errors do not.
-    nlohmann::ordered_json reasons = nlohmann::ordered_json::array();
-    const double n = static_cast<double>(std::max<std::size_t>(1, res.run.records.size()));
-    if (static_cast<double>(res.context_overflow_errors) / n > 0.01) reasons.push_back("context_overflow_rate_exceeded");
-    if (!res.abort_reason.empty()) reasons.push_back("run_cancelled");
-    agg["metadata"] = {{"scenario", "agentperf-agentx"}, {"submission_valid", reasons.empty()},
-                       {"submission_invalid_reasons", reasons},
+    // One verdict for the console, the exit code and this file.
+    agg["metadata"] = {{"scenario", "agentperf-agentx"}, {"submission_valid", verdict.valid},
+                       {"submission_invalid_reasons", verdict.invalid_reasons},
                        {"dataset", {{"source", info.traces_source}, {"traces", info.stats.traces_kept}, {"requests", info.stats.requests_kept}}}};
   }
   agg["replay"] = {{"plays_started", res.plays_started}, {"plays_finished", res.plays_finished},
                    {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
                    {"deadlocks_broken", res.deadlocks_broken},
                    {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
-  write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);
+  if (!info.records_streamed) write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);
   write_json_file(dir / "profile_export_aiperf.json", agg);
   return agg;
 }

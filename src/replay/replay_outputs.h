@@ -4,7 +4,10 @@
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+
+#include "metrics/export.h"
 
 #include "replay/replay_runner.h"
 #include "trace/trace_loader.h"
@@ -17,10 +20,21 @@ struct ReplayRunInfo {
   int gpus = 1;
   std::string cli_command;
   bool variant_256k = false;
+  // profile_export.jsonl was streamed during the run (cfg.sink): only the
+  // aggregate is written here. records_error: that stream's write failure.
+  bool records_streamed = false;
+  std::optional<std::string> records_error;
 };
 
-// Writes both files into `dir` (whole or not at all) and returns the aggregate.
+// The replay's verdict: judge_run's (stopped, no success, failed requests
+// above max_error_rate: InferenceX's 10 % by default) plus AgentX's
+// context-overflow gate (overflows above 1 % of requests).
+RunVerdict judge_replay(const ReplayResult& res, double max_error_rate);
+
+// Writes the aggregate (and the JSONL unless it was streamed) into `dir`,
+// whole or not at all, and returns the aggregate. The verdict is written
+// into it (complete, valid, invalid_reasons, metadata.submission_valid).
 nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
-                                            const std::filesystem::path& dir);
+                                            const std::filesystem::path& dir, const RunVerdict& verdict);
 
 }  // namespace agentperf::replay

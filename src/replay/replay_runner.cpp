@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <boost/asio.hpp>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "common/asio_aliases.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/run_control.h"
 #include "metrics/progress.h"
 #include "load/request_builder.h"
 #include "net/http_client.h"
@@ -129,15 +131,20 @@ class Runner {
       begin_profiling(0.0);
       for (int lane = 0; lane < cfg_.lanes; ++lane) start_play(lane, 0.0);
     }
-    co_spawn(io_, scheduler(), asio::detached);
+    co_spawn(io_, scheduler(), failure_guard());
     io_.run();
+    if (!failure_.empty()) {
+      // The loop was stopped by a failed coroutine: the run ends as failed,
+      // naming the cause (records already finished are kept and on disk).
+      result_.abort_reason = result_.abort_reason.empty() ? failure_ : result_.abort_reason + "; " + failure_;
+    }
     progress_.finish(counters_, Phase::profiling);
     std::sort(result_.run.records.begin(), result_.run.records.end(),
               [](const RequestRecord& a, const RequestRecord& b) { return a.start_ns < b.start_ns; });
     result_.run.profiling_end_ns = monotonic_ns();
     result_.run.abort_reason = result_.abort_reason;
     const auto& s = client_.stats();
-    result_.run.client = {s.connects, s.connect_failures, s.reused, s.stale_dropped};
+    result_.run.client = {s.connects, s.connect_failures, s.reused, s.stale_dropped, s.retries};
     return std::move(result_);
   }
 
@@ -217,7 +224,7 @@ class Runner {
     const std::size_t ti = static_cast<std::size_t>(next_trace_++ % static_cast<std::int64_t>(traces_.size()));
     p->trace = &traces_[ti];
     p->tree = trace::build_session_tree(*p->trace);
-    p->builder = std::make_unique<trace::PromptBuilder>(*p->trace, cfg_.client.seed, exact_);
+    p->builder = std::make_unique<trace::PromptBuilder>(*p->trace, cfg_.client.seed, exact_, cfg_.token_ids);
     p->lane = lane;
     p->index = result_.plays_started++;
     p->pass = passes_[p->trace->id]++;
@@ -230,7 +237,7 @@ class Runner {
       } else {
         // Six token ids from the marker's hex digits.
         std::string s;
-        for (int i = 0; i < 6; ++i) s += std::to_string(31000 + std::stoi(marker.substr(5 + 2 * static_cast<std::size_t>(i), 2), nullptr, 16)) + ",";
+        for (int i = 0; i < 6; ++i) s += std::to_string(cfg_.token_ids.marker_base + std::stoi(marker.substr(5 + 2 * static_cast<std::size_t>(i), 2), nullptr, 16)) + ",";
         p->marker_piece = std::make_shared<const std::string>(s);
         p->marker_tokens = 6;
       }
@@ -457,6 +464,7 @@ class Runner {
     }
     const bool failed = !rec.ok();
     std::string failure = failed ? rec.error->message : std::string();
+    if (cfg_.sink) cfg_.sink->on_record(rec);
     result_.run.records.push_back(std::move(rec));
     if (primer) {
       // The primer's turn is history: the stream's next turn counts its
@@ -487,8 +495,31 @@ class Runner {
     wake_.cancel();
   }
 
+  // Completion of the scheduler and of each request coroutine: an exception
+  // (out of memory building a prompt, a bug) stops the loop with its cause
+  // instead of vanishing into asio::detached and leaving the run hanging.
+  std::function<void(std::exception_ptr)> failure_guard() {
+    return [this](std::exception_ptr e) {
+      if (!e || !failure_.empty()) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::bad_alloc&) {
+        failure_ = "replay failed: out of memory (std::bad_alloc)";
+      } catch (const std::exception& ex) {
+        failure_ = std::string("replay failed: ") + ex.what();
+      } catch (...) {
+        failure_ = "replay failed: unknown exception";
+      }
+      for (auto* f : inflight_set_) f->cancel("cancelled: " + failure_);
+      io_.stop();
+    };
+  }
+
+  // X-Request-ID: salted with the per-run benchmark id, so ids never repeat
+  // across runs (prompts stay seeded).
   std::string make_id(std::uint64_t i) const {
-    return make_request_id(mix_seed(cfg_.client.seed, 0x4E9, i), mix_seed(cfg_.client.seed, 0x4EA, i));
+    const std::uint64_t salt = mix_seed(cfg_.client.seed, fnv(cfg_.benchmark_id));
+    return make_request_id(mix_seed(salt, 0x4E9, i), mix_seed(salt, 0x4EA, i));
   }
 
   asio::awaitable<void> scheduler() {
@@ -500,6 +531,21 @@ class Runner {
         sending_done_ = true;
         timers_.clear();
         grace_deadline_ = t;  // cancel what is in flight now
+      }
+      if (stop_requested() && result_.abort_reason.empty()) {
+        // SIGINT/SIGTERM: no new requests; those in flight get the grace
+        // period, are counted, then cancelled; the outputs are written as
+        // partial (common/run_control.h).
+        result_.abort_reason = stop_reason();
+        result_.run.interrupted = true;
+        result_.run.stop_signal = stop_signal();
+        sending_done_ = true;
+        timers_.clear();
+        grace_deadline_ = std::min(grace_deadline_, t + cfg_.grace_s);
+        if (!cfg_.client.quiet && in_flight_ > 0)
+          std::fprintf(stderr, "\nagentperf: %s: sending stopped; waiting up to %.3g s for %d requests in flight "
+                               "(a second signal exits at once)\n",
+                       result_.abort_reason.c_str(), cfg_.grace_s, in_flight_);
       }
       progress_.maybe_print(counters_, mode_ == Mode::profiling ? Phase::profiling : Phase::warmup, std::nullopt,
                             start_ns_ + static_cast<std::int64_t>(profile_start_ * 1e9),
@@ -553,7 +599,7 @@ class Runner {
           if (d.primer_turn < 0) ss.in_flight = true;
           ++d.play->in_flight;
           ++in_flight_;
-          co_spawn(io_, send_turn(d.play, d.stream, d.primer_turn), asio::detached);
+          co_spawn(io_, send_turn(d.play, d.stream, d.primer_turn), failure_guard());
         }
         if (!due.empty()) continue;
       }
@@ -568,8 +614,8 @@ class Runner {
         sending_done_ = true;
         co_return;
       }
-      double wait = std::max(0.0, std::min(next - t, cfg_.client.progress_interval_s));
-      if (cfg_.stop) wait = std::min(wait, 0.25);
+      // Poll stop requests (signals, a sweep's StopSignal) at least every 0.25 s.
+      double wait = std::max(0.0, std::min({next - t, cfg_.client.progress_interval_s, 0.25}));
       wake_.expires_after(std::chrono::nanoseconds(static_cast<std::int64_t>(wait * 1e9)));
       co_await wake_.async_wait(nothrow);
     }
@@ -598,6 +644,7 @@ class Runner {
   std::vector<std::unique_ptr<Play>> retired_;
   std::vector<PendingTimer> timers_;
   std::vector<net::InFlight*> inflight_set_;
+  std::string failure_;
   std::unordered_map<std::string, std::int64_t> passes_;
   std::int64_t next_trace_ = 0, next_request_ = 0;
   int in_flight_ = 0;

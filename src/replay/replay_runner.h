@@ -1,5 +1,9 @@
 // `agentperf replay`: plays Weka session trees against an endpoint, AgentX
-// style (inferencex-agentx.md §4.2-4.4):
+// style (AIPerf's agentic replay, github.com/ai-dynamo/aiperf,
+// src/aiperf/timing/strategies/agentic_replay.py @ 88bd3643da5b and
+// cache_bust.py @ dfcac739c87a; InferenceX's settings in
+// github.com/SemiAnalysisAI/InferenceX @ 843c6254ff69,
+// benchmarks/benchmark_lib.sh, build_replay_cmd):
 //  - --lanes N lanes, each holding one session tree (root + subagents) until
 //    every stream of it drains, then recycling to the next trace from turn 0
 //    with a fresh cache-bust marker;
@@ -31,6 +35,7 @@
 
 #include "load/load_runner.h"
 #include "load/profile_config.h"
+#include "trace/prompt_builder.h"
 #include "trace/weka_trace.h"
 
 namespace agentperf::replay {
@@ -78,6 +83,8 @@ struct ReplayConfig {
   double warmup_spread_s = 10;   // primers span at most this long (scaled down from the recorded leads)
   double warmup_grace_s = 1800;  // warmup longer than this is cut off and profiling starts
   std::shared_ptr<StopSignal> stop;  // optional: polled at least every 0.25 s
+  trace::TokenIdRange token_ids;     // token-id prompts: block and marker ids
+  RecordSink* sink = nullptr;        // optional: each record as its request ends (streamed to disk)
 };
 
 struct ReplayResult {

@@ -2,7 +2,10 @@
 // target (a backend, or one DP rank of it) serves a request. The proxy calls
 // choose() and then routed() under one lock, with the targets' live state.
 //
-// Policies (serving-side.md §8):
+// Policies (cache_aware and the X-SMG-Routing-Key header follow SGLang Model
+// Gateway: github.com/lightseekorg/smg, docs/configuration/routing.md
+// @ 6fcadf99f5e1; github.com/sgl-project/sglang,
+// docs/advanced_features/sgl_model_gateway.md @ 5a0cb04656da):
 // - round_robin: the next healthy target in turn.
 // - least_outstanding: fewest requests in flight.
 // - session_sticky: a routing key (X-SMG-Routing-Key > X-Session-ID >

@@ -1,5 +1,8 @@
 // The simulated engine: an SGLang-like scheduler over the radix cache, the
-// memory plan and the roofline step-time model (serving-side.md §6-7).
+// memory plan and the roofline step-time model (scheduling after
+// github.com/sgl-project/sglang, python/sglang/srt/managers/scheduler.py
+// @ d51c1c21d1ac; simulated MTP acceptance after python/sglang/srt/environ.py
+// @ 21ff4b08a196, SGLANG_SIMULATE_ACC_*).
 //
 // Each step() is one scheduler iteration: prefill first (a batch of waiting
 // requests under --max-prefill-tokens, one of them possibly chunked at
@@ -18,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "load/distribution.h"
+#include "common/rng.h"
 #include "sim/engine_config.h"
 #include "sim/memory_plan.h"
 #include "sim/radix_cache.h"

@@ -1,5 +1,6 @@
 // Server flags of the simulated SGLang-like engine (names follow SGLang's
-// server arguments; serving-side.md §0, §2, §4, §6, §7).
+// server arguments: github.com/sgl-project/sglang,
+// docs/advanced_features/server_arguments.md @ b36e8e198b71).
 #pragma once
 #include <cstdint>
 #include <string>

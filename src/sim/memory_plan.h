@@ -1,5 +1,8 @@
 // How the engine splits GPU memory (and host DRAM with HiCache) into pools,
-// following SGLang's sizing code as described in serving-side.md §2:
+// following SGLang's sizing code (github.com/sgl-project/sglang,
+// python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+// @ 226149ac457b, handle_max_mamba_cache; host pools in
+// python/sglang/srt/mem_cache/pool_host/base.py @ 712c06178f7f):
 //   rest = usable HBM - weights/rank - usable HBM x (1 - mem_fraction_static)
 //   hybrid models: mamba budget = rest x r / (1 + r), r = mamba_full_memory_ratio;
 //     slots = floor(budget / (state x (1 + D / ratio))) with spec decoding (D draft

@@ -6,9 +6,9 @@
 #pragma once
 #include <vector>
 
-#include "load/load_runner.h"
+#include "common/run_result.h"
 #include "load/profile_config.h"
-#include "metrics/record.h"
+#include "common/record.h"
 #include "sim/engine.h"
 #include "sim/workload.h"
 

@@ -1,6 +1,9 @@
 // Prometheus text exposition of the engine's state, with SGLang's metric
-// names (serving-side.md §5.2-5.3): both the v0.5 gauge names and the old
-// num_requests_running/waiting aliases, so scrapers of either find them.
+// names (github.com/sgl-project/sglang,
+// python/sglang/srt/observability/metrics_collector.py @ 44cedc2b9c7d): both
+// the v0.5 gauge names (num_running_reqs, num_queue_reqs) and the old
+// num_requests_running/waiting aliases (very old SGLang, vLLM-style scrapers),
+// so scrapers of either find them.
 #pragma once
 #include <string>
 

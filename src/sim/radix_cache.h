@@ -1,4 +1,6 @@
-// Radix prefix cache over token ids, SGLang-style (serving-side.md §3, §4):
+// Radix prefix cache over token ids, SGLang-style (github.com/sgl-project/sglang,
+// python/sglang/srt/mem_cache/hi_mamba_radix_cache.py @ 2782416cecea;
+// docs/advanced_features/hicache_design.md @ 5b51a5206e03):
 //  - page-granular: queries are cut to whole pages and edges split only at
 //    page boundaries;
 //  - LRU eviction of unlocked device leaves; running requests lock their

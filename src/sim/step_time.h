@@ -1,5 +1,5 @@
-// Roofline step time for one engine forward (serving-side.md §9.3), per TP
-// rank:
+// Roofline step time for one engine forward, per TP rank (agentperf's own
+// estimate; its coefficients live in the spec files):
 //   t = max(bytes / (HBM bw x eff), FLOPs / (peak x eff)) + all-reduce + launch
 // bytes: weights touched (dense part always; MoE experts touched by the
 // step's tokens, E x (1 - (1 - k/E)^T)), KV read by attention, linear-

@@ -1,5 +1,7 @@
 #include "sim/workload.h"
 
+#include "load/distribution.h"
+
 #include <algorithm>
 #include <cmath>
 

@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "load/distribution.h"
+#include "common/rng.h"
 #include "load/profile_config.h"
 #include "sim/radix_cache.h"
 

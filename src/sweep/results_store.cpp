@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "common/error.h"
+#include "common/run_control.h"
 
 namespace agentperf::sweep {
 namespace {
@@ -28,7 +29,9 @@ constexpr const char* kColumns =
 
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql, const std::string& path) : db_(db), path_(path) {
+  // fail_code: the exit code of a failure (a write that fails is exit_code::write_failed).
+  Statement(sqlite3* db, const char* sql, const std::string& path, int fail_code = exit_code::usage)
+      : db_(db), path_(path), fail_code_(fail_code) {
     if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) fail("prepare");
   }
   ~Statement() { sqlite3_finalize(st_); }
@@ -49,13 +52,14 @@ class Statement {
   double real(int c) const { return sqlite3_column_double(st_, c); }
   long long integer(int c) const { return sqlite3_column_int64(st_, c); }
   [[noreturn]] void fail(const char* what) const {
-    throw UserError("results store " + path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+    throw UserError("results store " + path_ + ": " + what + ": " + sqlite3_errmsg(db_), fail_code_);
   }
 
  private:
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
   std::string path_;
+  int fail_code_;
 };
 
 PointRow read_row(const Statement& s) {
@@ -122,7 +126,7 @@ ResultsStore::~ResultsStore() { sqlite3_close(db_); }
 void ResultsStore::put(const PointRow& r) {
   const std::string sql = std::string("INSERT OR REPLACE INTO points (") + kColumns +
                           ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-  Statement s(db_, sql.c_str(), path_);
+  Statement s(db_, sql.c_str(), path_, exit_code::write_failed);
   int i = 1;
   s.bind(i++, r.sweep);
   s.bind(i++, r.exp_name);

@@ -1,7 +1,8 @@
 // The sweep's results store: one SQLite row per (sweep, point), written when
 // a point starts (status running) and again when it ends, so an interrupted
 // sweep resumes where it stopped: done, failed and short-circuited points are
-// kept, running ones (a crash mid-point) are run again.
+// kept; interrupted ones (SIGINT/SIGTERM mid-point) and running ones (a crash
+// mid-point: the sweep was killed) are run again.
 #pragma once
 #include <optional>
 #include <string>
@@ -17,7 +18,7 @@ struct PointRow {
   int row = 0;           // search-space row index (across scenario blocks)
   int tp = 1, conc = 0;
   std::string kv_offloading, spec_decoding;
-  std::string status;    // running | done | failed | short_circuited | pruned
+  std::string status;    // running | done | failed | short_circuited | interrupted | pruned
   std::string mode;      // server | predict
   bool adaptive_added = false;  // measured to refine a cliff, not in the recipe's conc-list
   double total_tput_per_gpu = 0, output_tput_per_gpu = 0;
@@ -38,7 +39,7 @@ class ResultsStore {
   ResultsStore(const ResultsStore&) = delete;
   ResultsStore& operator=(const ResultsStore&) = delete;
 
-  void put(const PointRow& row);  // insert or replace (sweep, exp_name)
+  void put(const PointRow& row);  // insert or replace (sweep, exp_name); UserError with exit code 3 on failure
   std::optional<PointRow> get(const std::string& sweep, const std::string& exp_name) const;
   std::vector<PointRow> list(const std::string& sweep = "") const;  // ordered by sweep, row, conc
   const std::string& path() const { return path_; }

@@ -9,16 +9,18 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/run_control.h"
 #include "common/version.h"
 #include "load/load_runner.h"
 #include "metrics/export.h"
 #include "metrics/inferencex_aggregate.h"
-#include "metrics/metrics_scraper.h"
+#include "load/metrics_scraper.h"
 #include "plan/point_engine.h"
 #include "plan/recipe.h"
 #include "replay/replay_outputs.h"
@@ -37,6 +39,28 @@ namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
 bool final_status(const std::string& s) { return s == "done" || s == "failed" || s == "short_circuited"; }
+
+// A point's outcome in this run.
+struct Measured {
+  std::string status;  // done | failed | short_circuited | interrupted
+  bool reused = false;
+  PointMetrics metrics;
+};
+
+void count(PointCounts& c, const Measured& m) {
+  if (m.reused) {
+    ++c.reused;
+    if (m.status != "done") ++c.reused_failed;
+  } else if (m.status == "done") {
+    ++c.measured;
+  } else if (m.status == "short_circuited") {
+    ++c.short_circuited;
+  } else if (m.status == "interrupted") {
+    ++c.interrupted;
+  } else {
+    ++c.failed;
+  }
+}
 
 std::string row_label(const plan::SearchSpaceEntry& e) {
   return "tp" + std::to_string(e.tp) + (e.ep > 1 ? " ep" + std::to_string(e.ep) : "") + " spec:" + e.spec_decoding +
@@ -111,9 +135,15 @@ class Sweep {
       throw UserError(o.recipe_path + ": --dry-run needs the recipe's 'sim' block (model-spec, hardware)");
     if (!o_.dry_run && recipe_.server_command.empty())
       throw UserError(o.recipe_path + ": the recipe has no server.command to start");
-    fs::create_directories(o_.out_dir);
-    store_ = std::make_unique<ResultsStore>(o_.store_path.empty() ? (fs::path(o_.out_dir) / "sweep.sqlite").string()
-                                                                  : o_.store_path);
+    std::error_code ec;
+    fs::create_directories(o_.out_dir, ec);
+    if (ec) throw UserError("cannot create the output directory '" + o_.out_dir + "': " + ec.message(), exit_code::write_failed);
+    try {
+      store_ = std::make_unique<ResultsStore>(o_.store_path.empty() ? (fs::path(o_.out_dir) / "sweep.sqlite").string()
+                                                                    : o_.store_path);
+    } catch (const UserError& e) {
+      throw UserError(e.what(), exit_code::write_failed);  // the sweep writes there
+    }
   }
 
   SweepOutcome run() {
@@ -124,9 +154,21 @@ class Sweep {
         throw UserError("--point-index " + std::to_string(*o_.point_index) + " is outside 0.." +
                         std::to_string(points_.size() - 1));
       const auto& p = points_[*o_.point_index];
-      measure(p, row_of(p), false, out);
+      out.list_points = 1;
+      if (stop_requested()) {
+        out.interrupted = true;
+        out.counts.pending = 1;
+      } else {
+        const Measured m = measure(p, row_of(p), false);
+        count(out.counts, m);
+        out.interrupted = m.status == "interrupted";
+      }
     } else {
-      for (int row = 0; row < static_cast<int>(entries_.size()) && !out.interrupted; ++row) search_row(row, out);
+      for (int row = 0; row < static_cast<int>(entries_.size()); ++row) {
+        out.list_points += static_cast<int>(entries_[row]->conc_list.size());
+        if (out.interrupted) out.counts.pending += static_cast<int>(entries_[row]->conc_list.size());
+        else search_row(row, out);
+      }
     }
     out.rows = store_->list(recipe_.name);
     out.frontier = frontier_of(out.rows);
@@ -198,33 +240,58 @@ class Sweep {
     return extra_points_.back();
   }
 
+  // One row: every list point, or the adaptive search's. A stop (SIGINT or
+  // SIGTERM) ends the row at once: the point in progress is stored as
+  // interrupted and the row's other points are left alone (pending), since
+  // the search did not finish and decided nothing about them.
   void search_row(int row, SweepOutcome& out) {
     const auto* entry = entries_[row];
     RowOutcome ro;
     ro.row = row;
     ro.label = row_label(*entry);
     ro.list_points = static_cast<int>(entry->conc_list.size());
-    if (!o_.adaptive) {
-      for (int conc : entry->conc_list) {
-        measure(point_at(row, conc), row, false, out);
-        ++ro.measured;
-        if (out.interrupted) break;
+    std::set<int> visited;  // concs with an outcome in this run
+    // nullopt: the sweep was stopped (before or during this point).
+    auto run_point = [&](int conc, bool added) -> std::optional<PointMetrics> {
+      if (stop_requested()) {
+        out.interrupted = true;
+        return std::nullopt;
       }
+      const Measured m = measure(point_at(row, conc), row, added);
+      visited.insert(conc);
+      count(ro.counts, m);
+      if (m.status == "interrupted") {
+        out.interrupted = true;
+        return std::nullopt;
+      }
+      return m.metrics;
+    };
+    if (!o_.adaptive) {
+      for (int conc : entry->conc_list)
+        if (!run_point(conc, false)) break;
     } else {
       AdaptiveSearch search(entry->conc_list, o_.search);
       while (auto conc = search.next()) {
-        const PointMetrics m = measure(point_at(row, *conc), row, !search.in_list(*conc), out);
-        ++ro.measured;
-        if (out.interrupted) break;
-        search.report(*conc, m);
+        const auto m = run_point(*conc, !search.in_list(*conc));
+        if (!m) break;
+        search.report(*conc, *m);
       }
-      ro.cliff = search.cliff();
-      ro.pruned = search.pruned();
-      for (int conc : ro.pruned) record_pruned(point_at(row, conc), row, ro);
+      if (!out.interrupted) {
+        ro.cliff = search.cliff();
+        ro.pruned = search.pruned();
+        for (int conc : ro.pruned) record_pruned(point_at(row, conc), row, ro);
+        ro.counts.pruned = static_cast<int>(ro.pruned.size());
+      }
     }
-    say(ro.label + ": " + std::to_string(ro.measured) + " of " + std::to_string(ro.list_points) + " list points measured" +
-        (ro.cliff ? ", cliff between conc " + std::to_string(ro.cliff->first) + " and " + std::to_string(ro.cliff->second)
-                  : ", no cliff within the list"));
+    if (out.interrupted)
+      for (int conc : std::set<int>(entry->conc_list.begin(), entry->conc_list.end()))
+        if (!visited.count(conc)) ++ro.counts.pending;
+    say(ro.label + ": " + std::to_string(ro.list_points) + " list points: " + ro.counts.describe() +
+        (out.interrupted ? ", search stopped"
+         : ro.cliff      ? ", cliff between conc " + std::to_string(ro.cliff->first) + " and " +
+                          std::to_string(ro.cliff->second)
+                         : ", no cliff within the list"));
+    out.counts += ro.counts;
     out.searches.push_back(ro);
   }
 
@@ -254,15 +321,17 @@ class Sweep {
     return r;
   }
 
-  PointMetrics measure(const plan::ExpandedPoint& p, int row, bool added, SweepOutcome& out) {
+  Measured measure(const plan::ExpandedPoint& p, int row, bool added) {
     if (o_.resume)
       if (auto old = store_->get(recipe_.name, p.exp_name); old && final_status(old->status) && old->mode == (o_.dry_run ? "predict" : "server")) {
         say(p.exp_name + ": " + old->status + " in the store, reused");
-        return metrics_of(*old);
+        return {old->status, true, metrics_of(*old)};
       }
     PointRow r = base_row(p, row, added);
     const fs::path dir = fs::path(o_.out_dir) / p.exp_name;
-    fs::create_directories(dir);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw UserError("cannot create '" + dir.string() + "': " + ec.message(), exit_code::write_failed);
     r.result_dir = dir.string();
     r.status = "running";
     r.started_at = utc_now_iso();
@@ -275,22 +344,28 @@ class Sweep {
       r.status = "failed";
       r.diagnosis = e.what();
     }
-    if (LoadRunner::interrupt_requested()) {
-      // Leave it 'running': a resumed sweep measures it again.
-      out.interrupted = true;
-      r.status = "running";
-      r.diagnosis = "interrupted";
-      store_->put(r);
-      return metrics_of(r);
+    // A point that did not finish while a stop was requested ended because
+    // of the stop (the replay cut short, the readiness wait abandoned): it
+    // is interrupted, not failed, and a resumed sweep measures it again.
+    // One that finished (done, short-circuited) keeps its result.
+    if (r.status == "interrupted" || (r.status == "failed" && stop_requested())) {
+      r.status = "interrupted";
+      r.diagnosis = (stop_requested() ? stop_reason() : std::string("interrupted")) +
+                    " while this point was measured; a resumed sweep measures it again";
     }
     r.finished_at = utc_now_iso();
     store_->put(r);
-    if (r.status != "done") ++out.failed;
-    say(p.exp_name + ": " + r.status +
-        (r.status == "done" ? "  tput/GPU " + fmt(r.total_tput_per_gpu) + " tok/s, intvty p50 " + fmt(r.intvty_p50) +
-                                  " tok/s, TTFT p50 " + fmt(r.ttft_p50_ms) + " ms, hit " + fmt(100 * r.cache_hit) + "%"
-                            : " (" + r.diagnosis.substr(0, r.diagnosis.find('\n')) + ")"));
-    return metrics_of(r);
+    if (r.status == "done")
+      say(p.exp_name + ": done  tput/GPU " + fmt(r.total_tput_per_gpu) + " tok/s, intvty p50 " + fmt(r.intvty_p50) +
+          " tok/s, TTFT p50 " + fmt(r.ttft_p50_ms) + " ms, hit " + fmt(100 * r.cache_hit) + "%");
+    else  // the whole diagnosis: a server's failure carries the last lines of its log
+      say(p.exp_name + ": " + r.status + ": " + trim_trailing_newlines(r.diagnosis));
+    return {r.status, false, metrics_of(r)};
+  }
+
+  static std::string trim_trailing_newlines(std::string s) {
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
   }
 
   static std::string fmt(double v) {
@@ -305,9 +380,11 @@ class Sweep {
     for (std::size_t at; (at = cmd.find("{port}")) != std::string::npos;) cmd.replace(at, 6, std::to_string(port));
     if (!o_.agentperf_exe.empty() && cmd.rfind("agentperf ", 0) == 0) cmd = o_.agentperf_exe + cmd.substr(9);
     r.server_command = cmd;
-    r.server_log = (dir / "server.log").string();
+    // Absolute: the store and the diagnosis are read from other directories.
+    r.server_log = fs::absolute(dir / "server.log").string();
     const std::string base = "http://127.0.0.1:" + std::to_string(port);
-    ServerProcess server(cmd, recipe_.server_env, r.server_log);
+    const auto stop_grace = std::chrono::milliseconds(static_cast<long long>(o_.stop_grace_s * 1000));
+    ServerProcess server(cmd, recipe_.server_env, r.server_log, stop_grace);
     const std::string models = wait_until_ready(
         server, base, std::chrono::milliseconds(static_cast<long long>(recipe_.server_startup_timeout_s * 1000)),
         [&](const std::string& s) { say(p.exp_name + ": " + s); });
@@ -347,7 +424,7 @@ class Sweep {
     scraper.start();
     auto res = replay::run_replay(cfg, traces_, model);
     scraper.stop();
-    const std::string ended = server.stop(std::chrono::milliseconds(static_cast<long long>(o_.stop_grace_s * 1000)));
+    const std::string ended = server.stop(stop_grace);
     say(p.exp_name + ": server " + ended);
     {
       std::lock_guard lk(samples_mu);
@@ -358,9 +435,12 @@ class Sweep {
     info.stats = stats_;
     info.gpus = p.entry->tp;
     info.cli_command = "agentperf sweep " + o_.recipe_path + " (point " + p.exp_name + ")";
-    const auto agg = replay::write_replay_outputs(res, cfg, info, dir);
+    const auto agg = replay::write_replay_outputs(res, cfg, info, dir, replay::judge_replay(res, 0.10));
     take_metrics(r, agg["inferencex"]);
-    if (!res.abort_reason.empty()) {
+    if (res.run.interrupted) {
+      r.status = "interrupted";
+      r.diagnosis = res.abort_reason;
+    } else if (!res.abort_reason.empty()) {
       r.status = stop->requested() ? "short_circuited" : "failed";
       r.diagnosis = res.abort_reason;
     } else {
@@ -396,8 +476,15 @@ class Sweep {
     if (!r.valid) r.diagnosis = "invalid prediction: error rate above the InferenceX threshold";
   }
 
+  static ojson counts_json(const PointCounts& c) {
+    return {{"measured", c.measured}, {"short_circuited", c.short_circuited}, {"failed", c.failed},
+            {"interrupted", c.interrupted}, {"pending", c.pending}, {"pruned", c.pruned}, {"reused", c.reused},
+            {"reused_failed", c.reused_failed}};
+  }
+
   void write_frontier(const SweepOutcome& out) const {
     ojson j = {{"sweep", recipe_.name}, {"x", "interactivity p50 (tok/s/user)"}, {"y", "total throughput per GPU (tok/s)"},
+               {"interrupted", out.interrupted}, {"counts", counts_json(out.counts)},
                {"frontier", ojson::array()}, {"searches", ojson::array()}};
     for (const auto& name : out.frontier)
       for (const auto& r : out.rows)
@@ -407,7 +494,7 @@ class Sweep {
     for (const auto& s : out.searches) {
       ojson c = s.cliff ? ojson::array({s.cliff->first, s.cliff->second}) : ojson(nullptr);
       j["searches"].push_back({{"row", s.row}, {"label", s.label}, {"list_points", s.list_points},
-                               {"measured", s.measured}, {"cliff", c}, {"pruned", s.pruned}});
+                               {"counts", counts_json(s.counts)}, {"cliff", c}, {"pruned", s.pruned}});
     }
     write_file_atomically(fs::path(o_.out_dir) / "frontier.json", j.dump(2) + "\n");
   }
@@ -440,6 +527,38 @@ std::vector<std::string> frontier_of(const std::vector<PointRow>& rows) {
 }
 
 SweepOutcome run_sweep(const SweepOptions& opts) { return Sweep(opts).run(); }
+
+PointCounts& PointCounts::operator+=(const PointCounts& o) {
+  measured += o.measured;
+  short_circuited += o.short_circuited;
+  failed += o.failed;
+  interrupted += o.interrupted;
+  pending += o.pending;
+  pruned += o.pruned;
+  reused += o.reused;
+  reused_failed += o.reused_failed;
+  return *this;
+}
+
+std::string PointCounts::describe() const {
+  std::string s = std::to_string(measured) + " measured, " + std::to_string(failed) + " failed, " +
+                  std::to_string(short_circuited) + " short-circuited, " + std::to_string(pruned) + " pruned, " +
+                  std::to_string(interrupted) + " interrupted";
+  if (pending > 0) s += ", " + std::to_string(pending) + " pending";
+  if (reused > 0)
+    s += ", " + std::to_string(reused) + " reused from the store" +
+         (reused_failed > 0 ? " (" + std::to_string(reused_failed) + " failed or short-circuited)" : "");
+  return s;
+}
+
+int sweep_exit_code(const SweepOutcome& o) {
+  if (o.interrupted) {
+    const int code = stop_exit_code();
+    return code != 0 ? code : exit_code::sigint;
+  }
+  const auto& c = o.counts;
+  return c.failed + c.short_circuited + c.reused_failed > 0 ? exit_code::invalid : exit_code::valid;
+}
 
 std::string emit_slurm(const SweepOptions& o) {
   const auto recipe = plan::load_recipe(o.recipe_path);

@@ -35,11 +35,28 @@ struct SweepOptions {
   std::function<void(const std::string&)> log;
 };
 
+// How the points of a sweep (or of one row) ended in this run, each point
+// counted once, in exactly one of these.
+struct PointCounts {
+  int measured = 0;         // measured by this run and done (valid)
+  int short_circuited = 0;  // measured by this run, stopped early as clearly bad
+  int failed = 0;           // this run: the server did not start, the replay aborted, or the run was invalid
+  int interrupted = 0;      // stopped by SIGINT/SIGTERM mid-point; a resumed sweep measures it again
+  int pending = 0;          // list points not reached because the sweep was stopped
+  int pruned = 0;           // not measured: the adaptive search decided they need not be
+  int reused = 0;           // finished points taken from the store (resume)
+  int reused_failed = 0;    // ... of them failed or short-circuited
+
+  PointCounts& operator+=(const PointCounts& o);
+  // "2 measured, 1 failed, 0 short-circuited, 3 pruned, 1 interrupted, 2 pending, 4 reused from the store (1 failed)"
+  std::string describe() const;
+};
+
 struct RowOutcome {
   int row = 0;
   std::string label;       // "tp4 mtp none" ...
   int list_points = 0;     // the recipe's conc-list size
-  int measured = 0;        // points measured (or reused) for this row
+  PointCounts counts;      // the row's points (added refinement points included)
   std::optional<std::pair<int, int>> cliff;
   std::vector<int> pruned;
 };
@@ -48,9 +65,15 @@ struct SweepOutcome {
   std::vector<PointRow> rows;           // every point of this sweep in the store
   std::vector<RowOutcome> searches;
   std::vector<std::string> frontier;    // exp_names on the (interactivity, tput/GPU) frontier
-  bool interrupted = false;
-  int failed = 0;
+  PointCounts counts;                   // over all rows
+  int list_points = 0;                  // points in the recipe's conc-lists (or 1 with point_index)
+  bool interrupted = false;             // stopped by SIGINT/SIGTERM (common/run_control.h)
 };
+
+// The exit code of a sweep (common/run_control.h): 130 / 143 when SIGINT /
+// SIGTERM stopped it; otherwise 1 when any of its points failed or was
+// short-circuited (in this run or reused from the store); else 0.
+int sweep_exit_code(const SweepOutcome& outcome);
 
 SweepOutcome run_sweep(const SweepOptions& opts);
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "load/distribution.h"
+#include "common/rng.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace agentperf::tokenizer {

@@ -1,7 +1,8 @@
 // Flattened-agent detection: agents that a trace recorded as interleaved
 // top-level calls (workflow agents, subagents without a header) are split
-// back into chains by hash-id prefix evidence (aiperf.md §3.3; AIPerf's
-// weka_agent_chains):
+// back into chains by hash-id prefix evidence, after AIPerf's Weka loader
+// (github.com/ai-dynamo/aiperf, src/aiperf/dataset/loader/weka_agent_chains.py
+// @ c1cfd86bc269):
 //  phase 1, in (t, index) order: a call extends the chain whose last call's
 //    hash_ids are a complete prefix of its own and which has ended by its
 //    start (the deepest such tail wins); otherwise it founds a new chain

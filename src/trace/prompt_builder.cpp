@@ -1,6 +1,8 @@
 #include "trace/prompt_builder.h"
 
-#include "load/distribution.h"
+#include <stdexcept>
+
+#include "common/rng.h"
 
 namespace agentperf::trace {
 namespace {
@@ -9,7 +11,6 @@ std::uint64_t fnv(const std::string& s) {
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
 }
-constexpr int kTokenMin = 1000, kTokenSpan = 29000;
 }  // namespace
 
 std::vector<MessageSpan> segment_messages(const Stream& stream, int turn, const WekaTrace& trace,
@@ -62,14 +63,24 @@ std::vector<MessageSpan> segment_messages(const Stream& stream, int turn, const 
   return out;
 }
 
+TokenIdRange TokenIdRange::from_bounds(int min, int max) {
+  if (min < 0 || max - min < 512)
+    throw std::invalid_argument("needs 0 <= MIN and MAX - MIN >= 512 (block ids below MAX - 256, cache-bust marker ids in the top 256)");
+  TokenIdRange r;
+  r.min = min;
+  r.span = max - 256 - min;
+  r.marker_base = max - 256;
+  return r;
+}
+
 PromptBuilder::PromptBuilder(const WekaTrace& trace, std::uint64_t seed,
-                             std::shared_ptr<const tokenizer::ExactTextBuilder> text)
-    : trace_(trace), trace_seed_(mix_seed(seed, fnv(trace.id))), text_(std::move(text)) {}
+                             std::shared_ptr<const tokenizer::ExactTextBuilder> text, TokenIdRange ids)
+    : trace_(trace), trace_seed_(mix_seed(seed, fnv(trace.id))), text_(std::move(text)), ids_(ids) {}
 
 std::vector<std::int32_t> PromptBuilder::block_tokens(std::int64_t hash_id) const {
   Rng rng(mix_seed(trace_seed_, static_cast<std::uint64_t>(hash_id), 0xB10C));
   std::vector<std::int32_t> out(static_cast<std::size_t>(trace_.block_size));
-  for (auto& t : out) t = kTokenMin + static_cast<std::int32_t>(rng.below(kTokenSpan));
+  for (auto& t : out) t = ids_.min + static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(ids_.span)));
   return out;
 }
 
@@ -115,7 +126,7 @@ std::string PromptBuilder::tail(TurnRef where, std::int64_t start, std::int64_t 
   std::string s;
   for (std::int64_t i = 0; i < n; ++i) {
     if (i) s += ',';
-    s += std::to_string(kTokenMin + static_cast<std::int32_t>(rng.below(kTokenSpan)));
+    s += std::to_string(ids_.min + static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(ids_.span))));
   }
   return s;
 }

@@ -1,4 +1,6 @@
-// Prompt reconstruction for a session tree (inferencex-agentx.md §4.4):
+// Prompt reconstruction for a session tree, after AIPerf's Weka prompt
+// synthesis (github.com/ai-dynamo/aiperf, src/aiperf/dataset/loader/weka_synth_buf.py
+// @ d3b9cf22086b):
 // every hash block id of a trace stands for the same block of tokens
 // wherever it appears in that trace (one namespace per trace, subagents
 // included), so turn k's prompt shares with turn k-1 exactly the blocks
@@ -11,6 +13,7 @@
 // prompt is a list of those shared pieces plus its own short tail, so a
 // 256k-token context is never copied per turn.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,11 +45,25 @@ struct MessageSpan {
 std::vector<MessageSpan> segment_messages(const Stream& stream, int turn, const WekaTrace& trace,
                                           std::size_t piece_count);
 
+// Token ids of token-id prompts: block contents are drawn from
+// [min, min + span); the cache-bust marker uses ids marker_base + byte
+// (0..255). The defaults fit any vocabulary of 31,256 ids or more;
+// `agentperf replay --token-id-range MIN:MAX` fits them to a smaller one.
+struct TokenIdRange {
+  int min = 1000;
+  int span = 29000;
+  int marker_base = 31000;
+  // MIN:MAX (MAX exclusive): blocks in [MIN, MAX - 256), markers in the top
+  // 256 ids. Throws std::invalid_argument when MAX - MIN < 512.
+  static TokenIdRange from_bounds(int min, int max);
+  int max_exclusive() const { return std::max(min + span, marker_base + 256); }
+};
+
 class PromptBuilder {
  public:
   // text == nullptr: token-id prompts (completions endpoint).
   PromptBuilder(const WekaTrace& trace, std::uint64_t seed,
-                std::shared_ptr<const tokenizer::ExactTextBuilder> text = nullptr);
+                std::shared_ptr<const tokenizer::ExactTextBuilder> text = nullptr, TokenIdRange ids = {});
   PromptPieces build(const TraceCall& call, TurnRef where);
   // Token ids of a block (token-id mode), for tests and the simulator.
   std::vector<std::int32_t> block_tokens(std::int64_t hash_id) const;
@@ -60,6 +77,7 @@ class PromptBuilder {
   const WekaTrace& trace_;
   std::uint64_t trace_seed_;
   std::shared_ptr<const tokenizer::ExactTextBuilder> text_;
+  TokenIdRange ids_;
   std::unordered_map<std::int64_t, std::shared_ptr<const std::string>> blocks_;
 };
 

@@ -1,4 +1,6 @@
-// A trace as a tree of streams (inferencex-agentx.md §4.2, §5.3):
+// A trace as a tree of streams, as AIPerf's Weka loader and agentic replay
+// build it (github.com/ai-dynamo/aiperf, src/aiperf/dataset/loader/weka_trace.py
+// @ af3e5382a6c1, src/aiperf/timing/strategies/agentic_replay.py @ 88bd3643da5b):
 //  - the root stream holds the trace's top-level calls;
 //  - a subagent group becomes a child stream "<trace>::sa:<agent_id>",
 //    spawned when the parent's preceding call completes, joined by the

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "load/distribution.h"
+#include "common/rng.h"
 
 namespace agentperf::trace {
 namespace {

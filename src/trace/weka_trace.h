@@ -1,5 +1,8 @@
-// The Weka agentic-coding trace format (AgentX corpus; inferencex-agentx.md
-// §5.2, aiperf.md §3.3): one JSON object per trace with `requests`, each a
+// The Weka agentic-coding trace format (the AgentX corpus on Hugging Face,
+// semianalysisai/cc-traces-weka-062126; github.com/ai-dynamo/aiperf,
+// docs/tutorials/weka-trace.md @ 6f7797387d58 and
+// src/aiperf/dataset/loader/weka_trace.py @ af3e5382a6c1): one JSON object
+// per trace with `requests`, each a
 // model call (type "n"/"s": t, in, out, hash_ids, api_time, think_time) or
 // a subagent group (type "subagent": t, agent_id, subagent_type, requests).
 #pragma once

@@ -14,6 +14,7 @@ using namespace agentperf;
 namespace {
 RequestRecord ok_record(std::int64_t start_ms, std::int64_t ttft_ms, int tokens, std::int64_t itl_ms) {
   RequestRecord r;
+  r.streamed = true;
   r.start_ns = start_ms * 1'000'000;
   r.start_wall_ns = 1'700'000'000'000'000'000 + r.start_ns;
   r.ack_ns = r.start_ns + 1'000'000;

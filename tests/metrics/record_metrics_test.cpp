@@ -7,6 +7,7 @@ using namespace agentperf;
 namespace {
 RequestRecord streamed_record() {
   RequestRecord r;
+  r.streamed = true;
   r.start_ns = 1'000'000'000;
   r.ack_ns = r.start_ns + 1'000'000;
   // content at +100 ms, then every 20 ms, 6 events

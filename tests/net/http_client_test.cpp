@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <thread>
+
+#include "common/utf8.h"
 
 #include "support/client_harness.h"
 #include "testserver/openai_scripts.h"
@@ -335,4 +340,139 @@ TEST(HttpClient, StreamsOverTls) {
   auto rec = strict.send(chat_request());
   ASSERT_FALSE(rec.ok());
   EXPECT_EQ(rec.error->type, "TLSError");
+}
+
+// ---- How requests end (issue: no result lost, no failure passed off) ----
+
+namespace {
+// A server like llama.cpp's: answers with keep-alive but closes the socket
+// when the next request arrives on it, without a byte of response. Each
+// connection serves one request.
+struct OneRequestPerConnection {
+  std::mutex mu;
+  std::map<std::uint64_t, int> served;
+  StreamScript script;
+  ScriptedResponse operator()(const testserver::ReceivedRequest& req) {
+    std::lock_guard lk(mu);
+    if (served[req.connection_id]++ > 0) {
+      ScriptedResponse r;
+      r.framing = ScriptedResponse::Framing::raw;
+      r.close_after = true;
+      return r;
+    }
+    return testserver::openai_stream_response(script);
+  }
+};
+}  // namespace
+
+TEST(HttpClient, RequestOnAStaleReusedSocketIsRetriedOnceOnAFreshConnection) {
+  OneRequestPerConnection behaviour;
+  behaviour.script.tokens = 3;
+  ScriptedServer server([&](const testserver::ReceivedRequest& r) { return behaviour(r); });
+  server.start();
+  ClientHarness h(server.url());
+  for (int i = 0; i < 5; ++i) {
+    auto rec = h.send(chat_request("stale-" + std::to_string(i)));
+    ASSERT_TRUE(rec.ok()) << "request " << i << ": " << rec.error->message;
+    EXPECT_EQ(rec.content_events, 3);
+    EXPECT_EQ(rec.retries, i == 0 ? 0 : 1) << i;
+  }
+  EXPECT_EQ(h.client.stats().retries, 4u);
+  EXPECT_EQ(server.stats().connections, 5u);
+}
+
+TEST(HttpClient, RequestThatGotResponseBytesIsNeverResent) {
+  std::atomic<int> seen{0};
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    ++seen;
+    ScriptedResponse r;
+    r.headers = {{"Content-Type", "text/event-stream"}};
+    r.steps.push_back({0ns, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"});
+    r.truncate = true;  // the stream breaks after one event
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto first = h.send(chat_request("t-1"));
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.retries, 0);
+  EXPECT_EQ(seen.load(), 1);
+  EXPECT_EQ(h.client.stats().retries, 0u);
+}
+
+TEST(HttpClient, UserHeaderReplacesOursInsteadOfDuplicatingIt) {
+  std::mutex mu;
+  std::vector<std::string> connection_headers;
+  StreamScript s;
+  s.tokens = 1;
+  ScriptedServer server([&](const testserver::ReceivedRequest& r) {
+    std::lock_guard lk(mu);
+    connection_headers.push_back(r.header("connection"));
+    return testserver::openai_stream_response(s);
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto req = chat_request("hdr");
+  req.headers.emplace_back("Connection", "close");
+  auto rec = h.send(req);
+  ASSERT_TRUE(rec.ok()) << rec.error->message;
+  ASSERT_EQ(connection_headers.size(), 1u);
+  // The test server keeps the last of repeated fields: with ours appended
+  // after the user's, it would read "keep-alive".
+  EXPECT_EQ(connection_headers[0], "close");
+}
+
+TEST(HttpClient, LlamaCppErrorLineInsideA200StreamIsAnError) {
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    ScriptedResponse r;
+    r.headers = {{"Content-Type", "text/event-stream"}};
+    // What llama.cpp's server writes for a prompt with out-of-vocabulary ids.
+    r.steps.push_back({0ns, "error: {\"code\":500,\"message\":\"invalid token id 40000\",\"type\":\"server_error\"}\n\n"});
+    r.steps.push_back({0ns, "data: [DONE]\n\n"});
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->type, "SSEResponseError");
+  EXPECT_EQ(rec.error->code, 500);
+  EXPECT_NE(rec.error->message.find("invalid token id 40000"), std::string::npos) << rec.error->message;
+}
+
+TEST(HttpClient, InvalidUtf8ErrorBodyBecomesAnExportableErrorRecord) {
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    return fixed(500, "Internal \xff Error", std::string("<html>\xc3\x28 bad \xff\xfe bytes</html>"), "text/html");
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->code, 500);
+  EXPECT_TRUE(is_valid_utf8(rec.error->message)) << rec.error->message;
+  EXPECT_TRUE(is_valid_utf8(rec.error->type)) << rec.error->type;
+  EXPECT_NE(rec.error->message.find("bad"), std::string::npos);
+  EXPECT_NE(rec.error->message.find("\xEF\xBF\xBD"), std::string::npos);  // U+FFFD where the bad bytes were
+}
+
+TEST(HttpClient, ServerTimingsAreKeptBesideOurStamps) {
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    ScriptedResponse r;
+    r.headers = {{"Content-Type", "text/event-stream"}};
+    r.steps.push_back({0ns, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"});
+    r.steps.push_back({0ns, "data: {\"choices\":[{\"delta\":{}}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1},"
+                            "\"timings\":{\"prompt_n\":4,\"prompt_ms\":12.5,\"predicted_n\":1,\"predicted_ms\":3.25,\"cache_n\":1}}\n\n"});
+    r.steps.push_back({0ns, "data: [DONE]\n\n"});
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_TRUE(rec.ok()) << rec.error->message;
+  ASSERT_TRUE(rec.server_timings.has_value());
+  EXPECT_EQ(rec.server_timings->prompt_n, 4);
+  EXPECT_DOUBLE_EQ(*rec.server_timings->prompt_ms, 12.5);
+  EXPECT_EQ(rec.server_timings->predicted_n, 1);
+  EXPECT_DOUBLE_EQ(*rec.server_timings->predicted_ms, 3.25);
+  EXPECT_EQ(rec.server_timings->cache_n, 1);
 }

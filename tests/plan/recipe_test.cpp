@@ -1,6 +1,10 @@
 // Recipes: validation errors, expansion with the launcher's derived values,
-// and the DRAM / HiCache arithmetic of inferencex-agentx.md §7.3 and
-// serving-side.md §0.1.
+// and InferenceX's DRAM / HiCache arithmetic: DRAM GB = floor(min(available
+// MiB, 2,861,022) x 2^20 x utilization x GPUs used / GPUs per node / 1e9),
+// then per-rank --hicache-size H with H x TP x 31/15 <= usable (host pools:
+// KV H + Mamba H + draft H/15). github.com/SemiAnalysisAI/InferenceX @ 843c6254ff69,
+// utils/matrix_logic/generate_sweep_configs.py (agentic_dram_offload_gb) and
+// benchmarks/single_node/agentic/qwen3.5_fp4_b200_sglang_mtp.sh.
 #include "plan/recipe.h"
 
 #include <gtest/gtest.h>
@@ -114,7 +118,7 @@ TEST(Recipe, SweepReplaySettingsAreCheckedAndTracesResolvedAgainstTheRecipe) {
   EXPECT_NE(e.find("replay.endpoint-type: must be chat or completions"), std::string::npos) << e;
   e = error_of(std::string(kBase) + row + "replay: {duration: 60, speed: 2}\n");
   EXPECT_NE(e.find("replay.speed: unknown key"), std::string::npos) << e;
-  e = error_of(std::string(kBase) + row + "server: {command: x, startup-timeout: 0}\n");
+  e = error_of(std::string(kBase) + row + "server: {command: 'x {port}', startup-timeout: 0}\n");
   EXPECT_NE(e.find("server.startup-timeout: must be > 0"), std::string::npos) << e;
   const auto path = write("ok.yaml", std::string(kBase) + row +
                                          "server: {command: 'x {port}', startup-timeout: 90}\n"
@@ -125,4 +129,20 @@ TEST(Recipe, SweepReplaySettingsAreCheckedAndTracesResolvedAgainstTheRecipe) {
   EXPECT_DOUBLE_EQ(r.replay_grace_s, 2);
   EXPECT_FALSE(r.replay_warmup);
   EXPECT_EQ(r.replay_endpoint_type, "completions");
+}
+
+TEST(Recipe, AServerCommandWithoutAPortPlaceholderIsRejected) {
+  // The sweep chooses each point's port and reaches the server only there:
+  // a command that does not take {port} can never be reached.
+  const std::string row = "        - {tp: 4, kv-offloading: none, conc-list: [1]}\n";
+  const auto e = error_of(std::string(kBase) + row +
+                          "server:\n  command: python3 -m sglang.launch_server --model-path {model} --tp {tp}\n");
+  EXPECT_NE(e.find("agentperf_recipe_"), std::string::npos) << e;  // the file
+  EXPECT_NE(e.find("bad.yaml:11: server.command: no {port} placeholder"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected the server's listen port as {port}"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;  // one line
+  // With {port} the same command loads, and expansion leaves {port} to the sweep.
+  const auto ok = load_recipe(write("port.yaml", std::string(kBase) + row +
+                                                     "server:\n  command: python3 -m sglang.launch_server --port {port}\n"));
+  EXPECT_NE(expand(ok).front().command.find("--port {port}"), std::string::npos);
 }

@@ -197,7 +197,7 @@ TEST(StepTime, MoeExpertsTouchedAndTpAllReduce) {
   c.tp = 4;
   StepTimeModel st(m, hw, c);
   EXPECT_NEAR(st.experts_touched(8), 512 * (1 - std::pow(1 - 10.0 / 512, 8)), 1e-9);
-  EXPECT_NEAR(st.experts_touched(8), 75, 1);     // serving-side.md §1.5
+  EXPECT_NEAR(st.experts_touched(8), 75, 1);     // by hand, uniform top-10 of 512
   EXPECT_NEAR(st.experts_touched(64), 367, 1);
   ForwardShape s;
   s.tokens = 4;

@@ -1,6 +1,6 @@
 // Pool sizes for the InferenceX recipe (Qwen3.5-397B-A17B NVFP4 on B200,
-// fp8 KV, bf16 SSM, MTP with 4 draft tokens), against the derivation in
-// serving-side.md §1.2-1.3 and §2.2-2.3 (worked by hand there).
+// fp8 KV, bf16 SSM, MTP with 4 draft tokens), against values worked by hand
+// from SGLang's sizing rules (docs/sim-qwen35-b200-tp4.md gives each step).
 #include "sim/memory_plan.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "metrics/metrics_scraper.h"
+#include "load/metrics_scraper.h"
 
 #include <atomic>
 #include <boost/asio.hpp>
@@ -46,7 +46,7 @@ struct MetricsScraper::Impl {
       } else {
         const auto sums = sum_by_name(parse_prometheus_text(res.body));
         nlohmann::json j = {{"t_ns", wall_ns()}, {"metrics", sums}};
-        lines.push_back(j.dump());
+        lines.push_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         if (callback) callback(sums);
       }
       next += std::chrono::nanoseconds(static_cast<std::int64_t>(interval_s * 1e9));

@@ -23,6 +23,15 @@ struct ErrorInfo {
 enum class TokenSource { server_usage, client_exact, client_tokenizer, client_chunks, client_unverified, none };
 const char* token_source_name(TokenSource s) noexcept;
 
+// The server's own per-request timings where it reports them (llama.cpp's
+// server sends a `timings` object with its last event or body: prompt_n,
+// prompt_ms, predicted_n, predicted_ms, cache_n). Kept beside our stamps so a
+// user can compare client-side latency with the engine's own accounting.
+struct ServerTimings {
+  std::optional<std::int64_t> prompt_n, predicted_n, cache_n;
+  std::optional<double> prompt_ms, predicted_ms;
+};
+
 struct RequestRecord {
   // identity
   std::uint64_t request_index = 0;
@@ -45,6 +54,7 @@ struct RequestRecord {
   std::vector<std::int64_t> content_ns;  // one stamp per SSE event that carried content
   std::int64_t cancellation_ns = 0;
   bool was_cancelled = false;
+  int retries = 0;  // re-sent after a reused keep-alive socket failed before any response byte
 
   // request shape
   int requested_isl = 0;
@@ -64,6 +74,7 @@ struct RequestRecord {
   std::optional<std::int64_t> usage_total_tokens;
   std::optional<std::int64_t> usage_cached_tokens;
   std::optional<std::int64_t> usage_reasoning_tokens;
+  std::optional<ServerTimings> server_timings;
 
   // Streamed text, kept only when the client counts output tokens itself.
   bool capture_text = false;
@@ -71,8 +82,19 @@ struct RequestRecord {
   std::optional<std::int64_t> client_output_tokens;
 
   std::optional<ErrorInfo> error;
+  // Set on a successful record that is suspicious though not an error: e.g.
+  // "zero_output_tokens" when max_tokens > 0 was asked with ignore_eos.
+  std::string warning;
 
   bool ok() const noexcept { return !error.has_value(); }
+};
+
+// Receives each record as soon as its request ends (from any worker thread),
+// so results reach disk while the run goes (RecordStreamWriter).
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void on_record(const RequestRecord& r) = 0;
 };
 
 }  // namespace agentperf

@@ -1,0 +1,43 @@
+# Fails the build when a component includes a header of a component in a
+# higher layer (or of a component in its own layer other than itself).
+# Inputs: SRC (the src/ directory), LAYERS (list of space-separated component
+# names, bottom layer first), as set in the top-level CMakeLists.txt.
+set(rank 0)
+foreach(layer IN LISTS LAYERS)
+  string(REPLACE " " ";" comps "${layer}")
+  foreach(c IN LISTS comps)
+    set(RANK_${c} ${rank})
+  endforeach()
+  math(EXPR rank "${rank} + 1")
+endforeach()
+
+set(errors "")
+file(GLOB components RELATIVE ${SRC} ${SRC}/*)
+foreach(comp IN LISTS components)
+  if(NOT IS_DIRECTORY ${SRC}/${comp})
+    continue()
+  endif()
+  if(NOT DEFINED RANK_${comp})
+    list(APPEND errors "src/${comp}/: a component missing from the layer table (AGENTPERF_LAYERS in CMakeLists.txt)")
+    continue()
+  endif()
+  file(GLOB_RECURSE files ${SRC}/${comp}/*.h ${SRC}/${comp}/*.cpp)
+  foreach(f IN LISTS files)
+    file(STRINGS ${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"[a-z_]+/")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([a-z_]+)/.*" "\\1" used "${line}")
+      if(used STREQUAL comp OR NOT DEFINED RANK_${used})
+        continue()  # its own headers; or a path that is not a component
+      endif()
+      if(NOT RANK_${used} LESS RANK_${comp})
+        file(RELATIVE_PATH rel ${SRC}/.. ${f})
+        list(APPEND errors "${rel}: '${line}': ${comp} (layer ${RANK_${comp}}) may not include ${used} (layer ${RANK_${used}})")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(errors)
+  list(JOIN errors "\n  " text)
+  message(FATAL_ERROR "layering violated (see README, Layout):\n  ${text}")
+endif()

@@ -1,0 +1,1 @@
+// The translation unit that builds the Asio/Beast precompiled header (asio_pch.h).
