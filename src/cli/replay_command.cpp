@@ -169,15 +169,15 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   print_summary(agg);
   const auto& ixj = agg["inferencex"];
   const auto& hit = ixj["cache"]["observed_cache_hit_rate"];
-  char observed[32];
-  if (hit.is_null()) std::snprintf(observed, sizeof observed, "n/a (server reports no cached tokens)");
-  else std::snprintf(observed, sizeof observed, "%.1f%%", 100 * hit.get<double>());
+  char observed[32] = "n/a";
+  if (!hit.is_null()) std::snprintf(observed, sizeof observed, "%.1f%%", 100 * hit.get<double>());
   std::printf("InferenceX: %.1f total tok/s/GPU, %.1f output tok/s/GPU, interactivity p50 %.1f tok/s, cache hit %s "
               "observed / %.1f%% theoretical\n",
               ixj["throughput"]["per_gpu"]["total_tput_tps"].get<double>(),
               ixj["throughput"]["per_gpu"]["output_tput_tps"].get<double>(),
               ixj["latency"]["intvty"].is_null() ? 0.0 : ixj["latency"]["intvty"]["p50"].get<double>(), observed,
               100 * ixj["cache"]["theoretical_cache_hit_rate"].get<double>());
+  if (hit.is_null()) std::printf("  (observed cache hit n/a: the server reports no cached tokens in its usage)\n");
   std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s\n",
               static_cast<long long>(res.plays_started), static_cast<long long>(res.plays_finished),
               static_cast<long long>(res.warmup_primers), static_cast<long long>(res.warmup_pressure),

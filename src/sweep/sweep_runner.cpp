@@ -19,6 +19,7 @@
 #include "common/version.h"
 #include "load/load_runner.h"
 #include "metrics/export.h"
+#include "metrics/record_stream.h"
 #include "metrics/inferencex_aggregate.h"
 #include "load/metrics_scraper.h"
 #include "plan/point_engine.h"
@@ -422,7 +423,11 @@ class Sweep {
       if (auto why = detector.feed(t, m)) stop->request("short-circuited: " + *why);
     });
     scraper.start();
+    // Records reach disk while the point runs (a killed sweep keeps them).
+    RecordStreamWriter records(dir / "profile_export.jsonl");
+    cfg.sink = &records;
     auto res = replay::run_replay(cfg, traces_, model);
+    cfg.sink = nullptr;
     scraper.stop();
     const std::string ended = server.stop(stop_grace);
     say(p.exp_name + ": server " + ended);
@@ -435,6 +440,9 @@ class Sweep {
     info.stats = stats_;
     info.gpus = p.entry->tp;
     info.cli_command = "agentperf sweep " + o_.recipe_path + " (point " + p.exp_name + ")";
+    info.records_streamed = true;
+    info.records_error = records.close();
+    if (info.records_error) throw UserError("sweep point " + p.exp_name + ": " + *info.records_error, exit_code::write_failed);
     const auto agg = replay::write_replay_outputs(res, cfg, info, dir, replay::judge_replay(res, 0.10));
     take_metrics(r, agg["inferencex"]);
     if (res.run.interrupted) {
