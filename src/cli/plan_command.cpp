@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 #include "metrics/stats.h"
-#include "plan/point_engine.h"
+#include "plan/point_engine_config.h"
 #include "plan/recipe.h"
 #include "sim/memory_plan.h"
 #include "trace/trace_loader.h"

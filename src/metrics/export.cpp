@@ -5,13 +5,13 @@
 #include <ctime>
 #include <fstream>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/run_control.h"
 #include "common/version.h"
+#include "metrics/metric_table.h"
 #include "metrics/record_metrics.h"
 #include "metrics/stats.h"
 
@@ -27,41 +27,19 @@ std::int64_t to_wall(const RequestRecord& r, std::int64_t mono) {
   return mono == 0 ? 0 : r.start_wall_ns + (mono - r.start_ns);
 }
 
-// Every per-record metric, as (tag, unit, value) rows, for both the JSONL
-// line and the aggregate, so the two can never disagree.
+// Every per-record metric with a value, from the metric table
+// (metrics/metric_table.h), for both the JSONL line and the aggregate, so
+// the two can never disagree.
 struct MetricRow {
-  const char* tag;
-  const char* unit;
+  const MetricDef* def;
   double value;
-  bool integral;
 };
 
 std::vector<MetricRow> metric_rows(const RequestRecord& r, const RecordMetrics& m) {
   std::vector<MetricRow> rows;
-  auto add = [&](const char* tag, const char* unit, const auto& opt, bool integral) {
-    if (opt) rows.push_back({tag, unit, static_cast<double>(*opt), integral});
-  };
-  add("time_to_first_token", "ms", m.ttft_ms, false);
-  add("time_to_second_token", "ms", m.ttst_ms, false);
-  add("request_latency", "ms", m.request_latency_ms, false);
-  add("inter_token_latency", "ms", m.itl_ms, false);
-  add("full_response_inter_token_latency", "ms", m.full_itl_ms, false);
-  add("output_token_throughput_per_user", "tokens/sec/user", m.tokens_per_sec_per_user, false);
-  add("decode_duration", "ms", m.decode_ms, false);
-  add("full_decode_duration", "ms", m.full_decode_ms, false);
-  add("http_req_waiting", "ms", m.http_req_waiting_ms, false);
-  add("http_req_duration", "ms", m.http_req_duration_ms, false);
-  add("send_lateness", "ms", m.send_lateness_ms, false);
-  add("input_sequence_length", "tokens", m.isl, true);
-  add("output_sequence_length", "tokens", m.osl, true);
-  add("output_token_count", "tokens", m.output_token_count, true);
-  add("reasoning_token_count", "tokens", m.reasoning_token_count, true);
-  if (r.ok()) {
-    add("usage_prompt_tokens", "tokens", r.usage_prompt_tokens, true);
-    add("usage_completion_tokens", "tokens", r.usage_completion_tokens, true);
-    add("usage_total_tokens", "tokens", r.usage_total_tokens, true);
-    add("usage_prompt_cache_read_tokens", "tokens", r.usage_cached_tokens, true);
-  }
+  for (const auto& def : metric_table())
+    if (def.value)
+      if (auto v = def.value(r, m)) rows.push_back({&def, *v});
   return rows;
 }
 
@@ -130,9 +108,10 @@ json record_to_json(const RequestRecord& r) {
   json metrics = json::object();
   if (r.ok()) {
     for (const auto& row : metric_rows(r, m))
-      metrics[row.tag] = row.integral ? metric_int(static_cast<std::int64_t>(row.value), row.unit)
-                                      : metric(row.value, row.unit);
-    if (!m.inter_chunk_ms.empty()) metrics["inter_chunk_latency"] = {{"value", m.inter_chunk_ms}, {"unit", "ms"}};
+      metrics[row.def->tag] = row.def->integral ? metric_int(static_cast<std::int64_t>(row.value), row.def->unit)
+                                                : metric(row.value, row.def->unit);
+    if (!m.inter_chunk_ms.empty())
+      metrics[std::string(kInterChunkLatency)] = {{"value", m.inter_chunk_ms}, {"unit", find_metric(kInterChunkLatency)->unit}};
   } else if (m.isl) {
     metrics["error_isl"] = metric_int(*m.isl, "tokens");
     if (m.send_lateness_ms) metrics["send_lateness"] = metric(*m.send_lateness_ms, "ms");
@@ -209,8 +188,8 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
     ++ok;
     const RecordMetrics m = compute_metrics(r);
     for (const auto& row : metric_rows(r, m)) {
-      auto& s = series[row.tag];
-      s.first = row.unit;
+      auto& s = series[row.def->tag];
+      s.first = row.def->unit;
       s.second.push_back(row.value);
     }
     inter_chunk.insert(inter_chunk.end(), m.inter_chunk_ms.begin(), m.inter_chunk_ms.end());
@@ -235,7 +214,8 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   agg["agentperf_version"] = std::string(version());
   agg["benchmark_id"] = in.benchmark_id;
   for (auto& [tag, s] : series) agg[tag] = summary_json(s.second, s.first);
-  if (!inter_chunk.empty()) agg["inter_chunk_latency"] = summary_json(inter_chunk, "ms");
+  if (!inter_chunk.empty())
+    agg[std::string(kInterChunkLatency)] = summary_json(inter_chunk, find_metric(kInterChunkLatency)->unit);
 
   const double duration_s = ok > 0 ? static_cast<double>(last_end - first_start) / 1e9 : 0.0;
   auto derived = [&](const char* tag, const char* unit, double v) { agg[tag] = {{"unit", unit}, {"avg", v}}; };
@@ -310,30 +290,17 @@ void write_json_file(const std::filesystem::path& path, const json& j) {
 }
 
 void print_summary(const json& agg, std::FILE* out) {
-  static const std::vector<std::pair<const char*, const char*>> rows = {
-      {"time_to_first_token", "TTFT (ms)"},
-      {"time_to_second_token", "TTST (ms)"},
-      {"request_latency", "Request latency (ms)"},
-      {"inter_token_latency", "ITL (ms)"},
-      {"full_response_inter_token_latency", "Full-response ITL (ms)"},
-      {"inter_chunk_latency", "Inter-chunk latency (ms)"},
-      {"output_token_throughput_per_user", "Output tok/s/user"},
-      {"send_lateness", "Send lateness (ms)"},
-      {"input_sequence_length", "ISL (tokens)"},
-      {"output_sequence_length", "OSL (tokens)"},
-      {"usage_prompt_cache_read_tokens", "Cached prompt tokens"},
-  };
   std::fprintf(out, "%-26s %11s %11s %11s %11s %11s %11s %11s\n", "Metric", "avg", "min", "max", "p50", "p90",
                "p99", "std");
   // Per-token metrics exist only for streamed answers: without streaming
   // they are shown as n/a rather than left out or shown as 0.
-  static const std::set<std::string> streaming_only = {
-      "time_to_first_token", "time_to_second_token", "inter_token_latency", "full_response_inter_token_latency",
-      "inter_chunk_latency", "output_token_throughput_per_user"};
   const bool any_ok = agg.contains("request_count") && agg["request_count"]["avg"].get<double>() > 0;
-  for (const auto& [tag, label] : rows) {
+  for (const auto& def : metric_table()) {
+    if (!def.label) continue;
+    const char* tag = def.tag;
+    const char* label = def.label;
     if (!agg.contains(tag)) {
-      if (any_ok && streaming_only.count(tag) && !agg.contains("time_to_first_token"))
+      if (any_ok && def.streaming_only && !agg.contains("time_to_first_token"))
         std::fprintf(out, "%-26s %11s   (streaming only)\n", label, "n/a");
       continue;
     }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "metrics/metric_table.h"
 #include "metrics/record_metrics.h"
 #include "metrics/stats.h"
 
@@ -25,9 +26,9 @@ json inverse_block(std::vector<double> v) {
   if (v.empty()) return nullptr;
   Summary s = summarize(v);
   Summary si = summarize(inv);
-  auto invert = [](double x) { return x > 0 ? 1.0 / x : 0.0; };
-  return json{{"mean", invert(s.avg)}, {"p50", invert(s.percentile(50))}, {"p75", invert(s.percentile(75))},
-              {"p90", invert(s.percentile(90))}, {"p95", invert(s.percentile(95))}, {"std", si.std}};
+  return json{{"mean", interactivity(s.avg)},           {"p50", interactivity(s.percentile(50))},
+              {"p75", interactivity(s.percentile(75))}, {"p90", interactivity(s.percentile(90))},
+              {"p95", interactivity(s.percentile(95))}, {"std", si.std}};
 }
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/version.h"
+#include "metrics/metric_table.h"
 #include "metrics/stats.h"
 #include "report/web_assets.h"
 
@@ -26,7 +27,8 @@ json pct_block(std::vector<double> v, bool invert) {
   json j = json::object();
   if (v.empty()) return j;
   Summary s = summarize(v);
-  auto f = [&](double x) { return invert ? (x > 0 ? 1.0 / x : 0.0) : x; };
+  // Interactivity inverts the percentile, never the reverse (metric_table.h).
+  auto f = [&](double x) { return invert ? interactivity(x) : x; };
   j["p50"] = f(s.percentile(50));
   j["p90"] = f(s.percentile(90));
   j["p99"] = f(s.percentile(99));

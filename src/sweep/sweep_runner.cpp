@@ -22,7 +22,7 @@
 #include "metrics/record_stream.h"
 #include "metrics/inferencex_aggregate.h"
 #include "load/metrics_scraper.h"
-#include "plan/point_engine.h"
+#include "plan/point_engine_config.h"
 #include "plan/recipe.h"
 #include "replay/replay_outputs.h"
 #include "replay/replay_runner.h"

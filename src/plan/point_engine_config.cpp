@@ -1,4 +1,4 @@
-#include "plan/point_engine.h"
+#include "plan/point_engine_config.h"
 
 namespace agentperf::plan {
 
