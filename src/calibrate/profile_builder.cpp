@@ -5,45 +5,12 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/json_reader.h"
 
 namespace agentperf::calibrate {
 namespace {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
-
-class MeasurementReader {
- public:
-  explicit MeasurementReader(std::string source) : source_(std::move(source)) {}
-  const json& at(const json& node, const std::string& path) const {
-    const json* cur = &node;
-    std::size_t start = 0;
-    while (true) {
-      const auto dot = path.find('.', start);
-      const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (!cur->is_object() || !cur->contains(key)) fail(path, "is missing");
-      cur = &(*cur)[key];
-      if (dot == std::string::npos) return *cur;
-      start = dot + 1;
-    }
-  }
-  double positive(const json& node, const std::string& path, const std::string& where = "") const {
-    const json& v = at(node, path);
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-      fail(where + path, "must be a positive number, got " + v.dump());
-    return v.get<double>();
-  }
-  const json& array(const json& node, const std::string& path) const {
-    const json& v = at(node, path);
-    if (!v.is_array() || v.empty()) fail(path, "must be a non-empty array");
-    return v;
-  }
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw UserError(source_ + ": field '" + field + "' " + what);
-  }
-
- private:
-  std::string source_;
-};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -73,24 +40,25 @@ ojson figure(const std::string& name, double measured, double datasheet, const c
 
 ojson build_hardware_profile(const json& m, const std::string& source, const sim::HardwareSpec& spec,
                              const ProfileBuildOptions& opts) {
-  MeasurementReader r(source);
-  if (!m.is_object() || m.value("format", "") != "agentperf-gpu-measurements/1")
-    r.fail("format", "must be \"agentperf-gpu-measurements/1\" (the output of agentperf-calibrate-gpu)");
+  const JsonReader r(m, source);
+  if (!m.is_object() || r.string_or("format", "") != "agentperf-gpu-measurements/1")
+    r.fail(m.is_object() ? "format" : "", "must be \"agentperf-gpu-measurements/1\" (the output of agentperf-calibrate-gpu)");
   const double bw = spec.hbm_bandwidth, host = spec.host_link_bandwidth;
   ojson figures = ojson::array();
 
-  const double d2d = r.positive(m, "d2d_copy.bytes_per_s");
+  const auto pos = JsonRange::positive();
+  const double d2d = r.number("d2d_copy.bytes_per_s", pos);
   figures.push_back(figure("device-to-device copy (read + write)", d2d, bw, "B/s"));
 
   // Host link: per page size, the better of per-page cudaMemcpyAsync and the
   // zero-copy gather kernel (HiCache picks its I/O backend the same way).
   std::map<double, std::vector<double>> h2d;
   std::map<std::string, std::map<double, double>> host_modes;
-  const json& hl = r.array(m, "host_link");
+  const JsonReader hl = r.array("host_link", true);
   for (std::size_t i = 0; i < hl.size(); ++i) {
-    const std::string where = "host_link[" + std::to_string(i) + "].";
-    const std::string mode = hl[i].value("mode", "");
-    const double page = r.positive(hl[i], "page_bytes", where), rate = r.positive(hl[i], "bytes_per_s", where);
+    const JsonReader e = hl.at(i);
+    const std::string mode = e.string_or("mode", "");
+    const double page = e.number("page_bytes", pos), rate = e.number("bytes_per_s", pos);
     host_modes[mode][page] = rate;
   }
   for (const char* mode : {"h2d", "h2d_kernel"})
@@ -99,7 +67,7 @@ ojson build_hardware_profile(const json& m, const std::string& source, const sim
       if (v.empty()) v.push_back(rate / host);
       else v[0] = std::max(v[0], rate / host);
     }
-  if (h2d.empty()) r.fail("host_link", "has no h2d entries");
+  if (h2d.empty()) r.fail("host_link", "must have h2d entries");
   for (const auto& [mode, label] : std::vector<std::pair<std::string, std::string>>{
            {"h2d", "pinned H2D"}, {"d2h", "pinned D2H"}, {"h2d+d2h", "pinned H2D + D2H concurrent"}, {"h2d_kernel", "zero-copy gather kernel H2D"}}) {
     const auto& pts = host_modes[mode];
@@ -114,16 +82,15 @@ ojson build_hardware_profile(const json& m, const std::string& source, const sim
   std::map<std::string, std::map<double, std::vector<double>>> gemm;
   std::map<std::string, double> best_flops;
   std::map<std::string, std::pair<double, double>> decode_m1;  // dtype -> (bytes/s, count)
-  const json& gl = r.array(m, "gemm");
+  const JsonReader gl = r.array("gemm", true);
   for (std::size_t i = 0; i < gl.size(); ++i) {
-    const json& g = gl[i];
-    if (!g.value("supported", false)) continue;
-    const std::string where = "gemm[" + std::to_string(i) + "].";
-    const std::string dtype = g.value("dtype", "");
-    if (!spec.peak_flops.count(dtype)) r.fail(where + "dtype", "'" + dtype + "' has no peak in hardware spec '" + spec.name + "'");
+    const JsonReader g = gl.at(i);
+    if (!g.boolean_or("supported", false)) continue;
+    const std::string dtype = g.string_or("dtype", "");
+    if (!spec.peak_flops.count(dtype)) g.fail("dtype", "must be a dtype with a peak in hardware spec '" + spec.name + "'");
     const double peak = spec.peak_flops.at(dtype);
-    const double sec = r.positive(g, "seconds", where), flops = r.positive(g, "flops", where), bytes = r.positive(g, "bytes", where);
-    const double tokens = r.positive(g, "m", where);
+    const double sec = g.number("seconds", pos), flops = g.number("flops", pos), bytes = g.number("bytes", pos);
+    const double tokens = g.number("m", pos);
     const double roof = std::max(bytes / bw, flops / peak);
     gemm[dtype][tokens].push_back(roof / sec);
     best_flops[dtype] = std::max(best_flops[dtype], flops / sec);
@@ -133,7 +100,7 @@ ojson build_hardware_profile(const json& m, const std::string& source, const sim
       n += 1;
     }
   }
-  if (gemm.empty()) r.fail("gemm", "has no supported entries");
+  if (gemm.empty()) r.fail("gemm", "must have supported entries");
   for (const auto& [dtype, f] : best_flops)
     figures.push_back(figure(dtype + " GEMM, best of all shapes", f, spec.peak_flops.at(dtype), "FLOP/s"));
   for (const auto& [dtype, sn] : decode_m1)
@@ -142,17 +109,17 @@ ojson build_hardware_profile(const json& m, const std::string& source, const sim
   // KV read: fraction of HBM bandwidth by bytes read in one launch.
   std::map<double, std::vector<double>> kv;
   double kv_best = 0;
-  const json& kl = r.array(m, "kv_read");
+  const JsonReader kl = r.array("kv_read", true);
   for (std::size_t i = 0; i < kl.size(); ++i) {
-    const std::string where = "kv_read[" + std::to_string(i) + "].";
-    const double bytes = r.positive(kl[i], "bytes", where), rate = r.positive(kl[i], "bytes_per_s", where);
+    const JsonReader e = kl.at(i);
+    const double bytes = e.number("bytes", pos), rate = e.number("bytes_per_s", pos);
     kv[bytes].push_back(rate / bw);
     kv_best = std::max(kv_best, rate);
   }
   figures.push_back(figure("paged KV read (decode attention), best", kv_best, bw, "B/s"));
 
-  const double eager = r.positive(m, "launch.eager_launch_s"), node = r.positive(m, "launch.graph_node_s"),
-               glaunch = r.positive(m, "launch.graph_launch_s");
+  const double eager = r.number("launch.eager_launch_s", pos), node = r.number("launch.graph_node_s", pos),
+               glaunch = r.number("launch.graph_launch_s", pos);
   for (const auto& f : figures)
     if (f["ratio"].get<double>() > 1.25)
       throw UserError(source + ": " + f["name"].get<std::string>() + " measured " + std::to_string(f["measured"].get<double>()) +
@@ -167,8 +134,7 @@ ojson build_hardware_profile(const json& m, const std::string& source, const sim
       {"device", m.value("device", json::object())},
       {"reference", {{"hbm_bandwidth", bw}, {"host_link_bandwidth", host}, {"peak_flops", spec.peak_flops}}},
   };
-  if (m.contains("device") && m["device"].contains("memory_bytes"))
-    profile["hbm_usable_bytes"] = r.positive(m, "device.memory_bytes");
+  if (const auto memory = r.optional_number("device.memory_bytes", pos)) profile["hbm_usable_bytes"] = *memory;
   profile["efficiency"] = {{"copy", d2d / bw},
                            {"gemm", gemm_out},
                            {"kv_read", curve(kv, "bytes")},

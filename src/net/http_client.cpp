@@ -1,19 +1,17 @@
 #include "net/http_client.h"
 
-#include <sys/socket.h>
-
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <cerrno>
 #include <variant>
 
 #include "common/asio_aliases.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "net/openai_response.h"
+#include "net/socket_freshness.h"
 #include "net/sse_parser.h"
 
 namespace agentperf::net {
@@ -43,18 +41,6 @@ struct Connection {
   beast::tcp_stream& tcp() {
     if (auto* p = std::get_if<0>(&stream)) return *p;
     return beast::get_lowest_layer(std::get<1>(stream));
-  }
-
-  // Non-blocking peek: has the peer closed (or written unsolicited bytes to)
-  // this idle socket? Either way it must not carry a new request.
-  bool peer_gone() {
-    auto& sock = tcp().socket();
-    if (!sock.is_open()) return true;
-    char c;
-    ssize_t n = ::recv(sock.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0) return true;
-    if (n > 0) return true;
-    return !(errno == EAGAIN || errno == EWOULDBLOCK);
   }
 
   void close() {
@@ -141,7 +127,8 @@ asio::awaitable<std::unique_ptr<Connection>> HttpClient::acquire(ErrorInfo& err)
   while (!idle_.empty()) {
     auto conn = std::move(idle_.back());
     idle_.pop_back();
-    if (now - conn->last_used_ns > limit_ns || conn->peer_gone()) {
+    auto& sock = conn->tcp().socket();
+    if (!pooled_socket_usable(sock.is_open() ? sock.native_handle() : -1, now - conn->last_used_ns, limit_ns)) {
       ++stats_.stale_dropped;
       conn->close();
       continue;

@@ -1,5 +1,7 @@
 #include "route/prefix_index.h"
 
+#include <simdjson.h>
+
 namespace agentperf::route {
 
 void PrefixHasher::feed(std::string_view piece) {
@@ -52,6 +54,49 @@ void PrefixIndex::evict() {
 void PrefixIndex::clear() {
   last_use_.clear();
   order_.clear();
+}
+
+bool prompt_blocks(const std::string& body, std::size_t block_bytes, std::vector<std::uint64_t>& out) {
+  thread_local simdjson::dom::parser parser;
+  simdjson::padded_string padded(body);
+  simdjson::dom::element doc;
+  if (parser.parse(padded).get(doc)) return false;
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj)) return false;
+  PrefixHasher hasher(block_bytes);
+  simdjson::dom::element prompt;
+  if (!obj["prompt"].get(prompt)) {
+    std::string_view s;
+    if (!prompt.get_string().get(s)) hasher.feed(s);
+    simdjson::dom::array arr;
+    if (!prompt.get_array().get(arr))
+      for (auto e : arr) {
+        std::int64_t token;
+        if (!e.get_string().get(s)) hasher.feed(s);
+        else if (!e.get_int64().get(token))  // token ids: their bytes are the prefix
+          hasher.feed(std::string_view(reinterpret_cast<const char*>(&token), sizeof token));
+      }
+  }
+  simdjson::dom::array messages;
+  if (!obj["messages"].get_array().get(messages)) {
+    for (auto m : messages) {
+      std::string_view role, s;
+      // The role is part of what the engine sees (chat template), so it is part of the prefix.
+      if (!m["role"].get_string().get(role)) hasher.feed(role);
+      simdjson::dom::element content;
+      if (m["content"].get(content)) continue;
+      if (!content.get_string().get(s)) {
+        hasher.feed(s);
+        continue;
+      }
+      simdjson::dom::array parts;
+      if (!content.get_array().get(parts))
+        for (auto part : parts)
+          if (!part["text"].get_string().get(s)) hasher.feed(s);
+    }
+  }
+  out = hasher.blocks();
+  return true;
 }
 
 }  // namespace agentperf::route

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +29,11 @@ class PrefixHasher {
   std::uint64_t running_ = 0x9E3779B97F4A7C15ULL;  // FNV-1a style, chained across blocks
   std::vector<std::uint64_t> hashes_;
 };
+
+// Block hashes of an OpenAI request body's prompt: `prompt` (string, array
+// of strings, or token ids) or every message's content (string, or text parts) in order.
+// Returns false when the body is not a JSON object.
+bool prompt_blocks(const std::string& body, std::size_t block_bytes, std::vector<std::uint64_t>& out);
 
 class PrefixIndex {
  public:

@@ -1,12 +1,9 @@
 #include "route/router_server.h"
 
-#include <simdjson.h>
-
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -15,6 +12,10 @@
 #include "common/asio_server.h"
 #include "common/error.h"
 #include "net/url.h"
+#include "route/backend_pool.h"
+#include "route/health_checker.h"
+#include "route/prefix_index.h"
+#include "route/router_metrics.h"
 
 namespace agentperf::route {
 
@@ -44,18 +45,12 @@ std::string routing_key(const http::fields& fields, const std::vector<std::strin
   return {};
 }
 
-struct PooledConn {
-  std::unique_ptr<beast::tcp_stream> stream;
-  Clock::time_point idle_since;
-};
-
 struct Backend {
   net::Url url;
   std::string name;  // as given on the command line
-  bool healthy = true;
-  int failures = 0, passes = 0;
+  HealthState health;
   BackendStats stats;
-  std::vector<PooledConn> idle;
+  BackendPool pool;
 };
 
 }  // namespace
@@ -104,22 +99,18 @@ struct RouterServer::Impl {
   // One result (a probe, or a request's outcome) for a backend; under mu.
   void record_result_locked(int b, bool ok) {
     Backend& be = backends[b];
-    if (ok) {
-      be.failures = 0;
-      if (!be.healthy && ++be.passes >= opts.readmit_after) {
-        be.healthy = true;
-        be.passes = 0;
+    switch (record_health(be.health, ok, opts.eject_after, opts.readmit_after)) {
+      case HealthChange::readmitted:
         ++be.stats.readmissions;
         set_targets_health_locked(b, true);
-      }
-      return;
-    }
-    be.passes = 0;
-    if (be.healthy && ++be.failures >= opts.eject_after) {
-      be.healthy = false;
-      ++be.stats.ejections;
-      be.idle.clear();
-      set_targets_health_locked(b, false);
+        break;
+      case HealthChange::ejected:
+        ++be.stats.ejections;
+        be.pool.clear();
+        set_targets_health_locked(b, false);
+        break;
+      case HealthChange::none:
+        break;
     }
   }
   void set_targets_health_locked(int b, bool healthy) {
@@ -134,86 +125,20 @@ struct RouterServer::Impl {
     record_result_locked(b, ok);
   }
 
-  asio::awaitable<bool> probe(const net::Url& url) {
-    beast::tcp_stream s(co_await asio::this_coro::executor);
-    tcp::resolver resolver(co_await asio::this_coro::executor);
-    s.expires_after(opts.health_timeout);
-    auto [rec, eps] = co_await resolver.async_resolve(url.host, std::to_string(url.port), nothrow);
-    if (rec) co_return false;
-    auto [cec, ep] = co_await s.async_connect(eps, nothrow);
-    if (cec) co_return false;
-    http::request<http::empty_body> req{http::verb::get, net::join_path(url.path, "/health"), 11};
-    req.set(http::field::host, url.host_header());
-    req.keep_alive(false);
-    auto [wec, wn] = co_await http::async_write(s, req, nothrow);
-    if (wec) co_return false;
-    beast::flat_buffer buf;
-    http::response<http::string_body> res;
-    auto [ec, n] = co_await http::async_read(s, buf, res, nothrow);
-    beast::error_code ignored;
-    s.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    co_return !ec && res.result() == http::status::ok;
-  }
-
-  asio::awaitable<void> health_loop(int b) {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    const net::Url url = backends[b].url;
-    while (!stopping) {
-      timer.expires_after(opts.health_interval);
-      auto [ec] = co_await timer.async_wait(nothrow);
-      if (stopping) co_return;
-      const bool ok = co_await probe(url);
-      record_result(b, ok);
-    }
-  }
-
   // --- backend connections ----------------------------------------------------
 
-  // A pooled socket is reused only if fresh and not closed by the peer.
-  static bool still_open(beast::tcp_stream& s) {
-    auto& sock = s.socket();
-    beast::error_code ec;
-    sock.non_blocking(true, ec);
-    char byte;
-    const std::size_t n = sock.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
-    sock.non_blocking(false, ec);
-    return ec == asio::error::would_block && n == 0;
-  }
-
-  asio::awaitable<std::unique_ptr<beast::tcp_stream>> acquire(int b, std::string& error) {
+  asio::awaitable<BackendConn> acquire(int b, std::string& error) {
     {
       std::lock_guard lk(mu);
-      auto& idle = backends[b].idle;
-      while (!idle.empty()) {
-        PooledConn c = std::move(idle.back());
-        idle.pop_back();
-        if (Clock::now() - c.idle_since < opts.pool_idle_limit && still_open(*c.stream)) co_return std::move(c.stream);
-      }
+      if (auto c = backends[b].pool.take(opts.pool_idle_limit)) co_return c;
     }
-    const net::Url url = backends[b].url;
-    auto s = std::make_unique<beast::tcp_stream>(co_await asio::this_coro::executor);
-    tcp::resolver resolver(co_await asio::this_coro::executor);
-    s->expires_after(opts.connect_timeout);
-    auto [rec, eps] = co_await resolver.async_resolve(url.host, std::to_string(url.port), nothrow);
-    if (rec) {
-      error = "cannot resolve " + url.host + ": " + rec.message();
-      co_return nullptr;
-    }
-    auto [cec, ep] = co_await s->async_connect(eps, nothrow);
-    if (cec) {
-      error = cec == beast::error::timeout ? "connect timed out" : "connect failed: " + cec.message();
-      co_return nullptr;
-    }
-    beast::error_code ignored;
-    s->socket().set_option(tcp::no_delay(true), ignored);
-    co_return s;
+    co_return co_await connect_backend(backends[b].url, opts.connect_timeout, error);
   }
 
-  void release(int b, std::unique_ptr<beast::tcp_stream> s) {
+  void release(int b, BackendConn s) {
     std::lock_guard lk(mu);
-    if (!backends[b].healthy) return;
-    s->expires_never();
-    backends[b].idle.push_back({std::move(s), Clock::now()});
+    if (!backends[b].health.healthy) return;
+    backends[b].pool.put(std::move(s));
   }
 
   // --- client side ------------------------------------------------------------
@@ -279,7 +204,7 @@ struct RouterServer::Impl {
         bool any = false;
         {
           std::lock_guard lk(mu);
-          for (const auto& b : backends) any = any || b.healthy;
+          for (const auto& b : backends) any = any || b.health.healthy;
         }
         auto res = any ? make_reply(req.version(), ka, http::status::ok, "application/json", "{}")
                        : make_error(req.version(), ka, 503, "ServiceUnavailable", "no healthy backend");
@@ -328,7 +253,7 @@ struct RouterServer::Impl {
     }
 
     // Choose a target; on a connect failure try once more elsewhere (nothing was sent yet).
-    std::unique_ptr<beast::tcp_stream> conn;
+    BackendConn conn;
     std::optional<Outstanding> held;
     int target = -1;
     std::string failure;
@@ -521,96 +446,15 @@ struct RouterServer::Impl {
     RouterStats s = counters;
     for (const auto& b : backends) {
       BackendStats bs = b.stats;
-      bs.healthy = b.healthy;
+      bs.healthy = b.health.healthy;
       s.backends.push_back(bs);
     }
     return s;
   }
 
-  std::string metrics() const {
-    const RouterStats s = snapshot();
-    std::string out;
-    auto line = [&](const std::string& name, const std::string& labels, double v) {
-      char num[64];
-      std::snprintf(num, sizeof num, "%.17g", v);
-      out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + num + "\n";
-    };
-    out += "# HELP agentperf_router_backend_healthy 1 while the backend is in rotation\n# TYPE agentperf_router_backend_healthy gauge\n";
-    for (const auto& b : s.backends) line("agentperf_router_backend_healthy", "backend=\"" + b.url + "\"", b.healthy);
-    out += "# TYPE agentperf_router_backend_in_flight gauge\n";
-    for (const auto& b : s.backends) line("agentperf_router_backend_in_flight", "backend=\"" + b.url + "\"", b.in_flight);
-    out += "# TYPE agentperf_router_backend_requests_total counter\n";
-    for (const auto& b : s.backends) line("agentperf_router_backend_requests_total", "backend=\"" + b.url + "\"", double(b.requests));
-    out += "# TYPE agentperf_router_backend_errors_total counter\n";
-    for (const auto& b : s.backends) line("agentperf_router_backend_errors_total", "backend=\"" + b.url + "\"", double(b.errors));
-    out += "# TYPE agentperf_router_backend_ejections_total counter\n";
-    for (const auto& b : s.backends) line("agentperf_router_backend_ejections_total", "backend=\"" + b.url + "\"", double(b.ejections));
-    out += "# TYPE agentperf_router_decisions_total counter\n";
-    for (const auto& [reason, n] : s.decisions)
-      line("agentperf_router_decisions_total", "policy=\"" + std::string(policy_name(opts.policy)) + "\",reason=\"" + reason + "\"", double(n));
-    out += "# TYPE agentperf_router_rejected_total counter\n";
-    line("agentperf_router_rejected_total", "", double(s.rejected));
-    out += "# TYPE agentperf_router_bad_requests_total counter\n";
-    line("agentperf_router_bad_requests_total", "", double(s.bad_requests));
-    out += "# HELP agentperf_router_route_seconds time from a request read to it written to a backend\n# TYPE agentperf_router_route_seconds summary\n";
-    line("agentperf_router_route_seconds_sum", "", s.route_seconds_sum);
-    line("agentperf_router_route_seconds_count", "", double(s.routed));
-    return out;
-  }
-
-  std::string backends_json() const {
-    const RouterStats s = snapshot();
-    nlohmann::json j = {{"policy", policy_name(opts.policy)}, {"dp_size", opts.dp_size}, {"backends", nlohmann::json::array()}};
-    for (const auto& b : s.backends)
-      j["backends"].push_back({{"url", b.url}, {"healthy", b.healthy}, {"in_flight", b.in_flight}, {"requests", b.requests},
-                               {"errors", b.errors}, {"ejections", b.ejections}, {"readmissions", b.readmissions}});
-    j["decisions"] = s.decisions;
-    return j.dump(2);
-  }
+  std::string metrics() const { return router_metrics_text(snapshot(), opts.policy); }
+  std::string backends_json() const { return router_backends_json(snapshot(), opts.policy, opts.dp_size); }
 };
-
-bool prompt_blocks(const std::string& body, std::size_t block_bytes, std::vector<std::uint64_t>& out) {
-  thread_local simdjson::dom::parser parser;
-  simdjson::padded_string padded(body);
-  simdjson::dom::element doc;
-  if (parser.parse(padded).get(doc)) return false;
-  simdjson::dom::object obj;
-  if (doc.get_object().get(obj)) return false;
-  PrefixHasher hasher(block_bytes);
-  simdjson::dom::element prompt;
-  if (!obj["prompt"].get(prompt)) {
-    std::string_view s;
-    if (!prompt.get_string().get(s)) hasher.feed(s);
-    simdjson::dom::array arr;
-    if (!prompt.get_array().get(arr))
-      for (auto e : arr) {
-        std::int64_t token;
-        if (!e.get_string().get(s)) hasher.feed(s);
-        else if (!e.get_int64().get(token))  // token ids: their bytes are the prefix
-          hasher.feed(std::string_view(reinterpret_cast<const char*>(&token), sizeof token));
-      }
-  }
-  simdjson::dom::array messages;
-  if (!obj["messages"].get_array().get(messages)) {
-    for (auto m : messages) {
-      std::string_view role, s;
-      // The role is part of what the engine sees (chat template), so it is part of the prefix.
-      if (!m["role"].get_string().get(role)) hasher.feed(role);
-      simdjson::dom::element content;
-      if (m["content"].get(content)) continue;
-      if (!content.get_string().get(s)) {
-        hasher.feed(s);
-        continue;
-      }
-      simdjson::dom::array parts;
-      if (!content.get_array().get(parts))
-        for (auto part : parts)
-          if (!part["text"].get_string().get(s)) hasher.feed(s);
-    }
-  }
-  out = hasher.blocks();
-  return true;
-}
 
 RouterServer::RouterServer(RouterOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
 
@@ -622,7 +466,11 @@ void RouterServer::start() {
   d.work.emplace(d.io.get_executor());
   asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) { asio::co_spawn(d.io, d.serve(std::move(s)), asio::detached); }),
                  asio::detached);
-  for (int b = 0; b < static_cast<int>(d.backends.size()); ++b) asio::co_spawn(d.io, d.health_loop(b), asio::detached);
+  for (int b = 0; b < static_cast<int>(d.backends.size()); ++b)
+    asio::co_spawn(d.io,
+                   health_loop(d.backends[b].url, d.opts.health_interval, d.opts.health_timeout, d.stopping,
+                               [&d, b](bool ok) { d.record_result(b, ok); }),
+                   asio::detached);
   for (int i = 0; i < std::max(1, d.opts.threads); ++i) d.threads.emplace_back([&d] { d.io.run(); });
   d.running = true;
 }
@@ -634,7 +482,7 @@ void RouterServer::stop() {
   stop_serving(d.io, d.acceptor, d.work, d.threads);
   // Pooled backend sockets belong to the io_context: close them while it lives.
   std::lock_guard lk(d.mu);
-  for (auto& b : d.backends) b.idle.clear();
+  for (auto& b : d.backends) b.pool.clear();
 }
 
 std::uint16_t RouterServer::port() const { return impl_->port; }

@@ -18,11 +18,11 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "route/router_metrics.h"
 #include "route/routing_policy.h"
 
 namespace agentperf::route {
@@ -46,21 +46,6 @@ struct RouterOptions {
   std::size_t max_body_bytes = std::size_t(256) << 20;
 };
 
-struct BackendStats {
-  std::string url;
-  bool healthy = true;
-  int in_flight = 0;
-  std::uint64_t requests = 0, errors = 0, ejections = 0, readmissions = 0;
-};
-
-struct RouterStats {
-  std::vector<BackendStats> backends;
-  std::map<std::string, std::uint64_t> decisions;  // reason -> count
-  std::uint64_t rejected = 0, bad_requests = 0;
-  double route_seconds_sum = 0;  // request read -> request written to the backend
-  std::uint64_t routed = 0;
-};
-
 class RouterServer {
  public:
   explicit RouterServer(RouterOptions opts);  // throws UserError for a bad option
@@ -79,10 +64,5 @@ class RouterServer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Block hashes of an OpenAI request body's prompt: `prompt` (string, array
-// of strings, or token ids) or every message's content (string, or text parts) in order.
-// Returns false when the body is not a JSON object.
-bool prompt_blocks(const std::string& body, std::size_t block_bytes, std::vector<std::uint64_t>& out);
 
 }  // namespace agentperf::route

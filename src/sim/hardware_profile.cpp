@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_reader.h"
 #include "sim/specs.h"
 
 namespace agentperf::sim {
@@ -18,53 +19,20 @@ constexpr const char* kFormat = "agentperf-hardware-profile/1";
 // beating a copy-based spec figure.
 constexpr double kMaxFraction = 1.25;
 
-class ProfileReader {
- public:
-  explicit ProfileReader(std::string source) : source_(std::move(source)) {}
-
-  const json& at(const json& node, const std::string& path, const std::string& key) const {
-    if (!node.is_object() || !node.contains(key)) fail(path + key, "is missing");
-    return node[key];
+// [{"<x_key>": size > 0, "fraction": (0, kMaxFraction]}, ...], at least one point, sizes distinct.
+EfficiencyCurve read_curve(const JsonReader& arr, const char* x_key) {
+  std::vector<std::pair<double, double>> pts;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const JsonReader pt = arr.at(i);
+    pts.emplace_back(pt.number(x_key, JsonRange::between(1e-9, 1e18)),
+                     pt.number("fraction", JsonRange::between(1e-6, kMaxFraction)));
   }
-  double number(const json& node, const std::string& path, const std::string& key, double lo, double hi) const {
-    const json& v = at(node, path, key);
-    if (!v.is_number()) fail(path + key, "must be a number, got " + v.dump());
-    const double d = v.get<double>();
-    if (!std::isfinite(d) || d < lo || d > hi)
-      fail(path + key, "must be in [" + fmt(lo) + ", " + fmt(hi) + "], got " + fmt(d));
-    return d;
-  }
-  std::string text(const json& node, const std::string& path, const std::string& key) const {
-    const json& v = at(node, path, key);
-    if (!v.is_string()) fail(path + key, "must be a string, got " + v.dump());
-    return v.get<std::string>();
-  }
-  // [{"<x_key>": size > 0, "fraction": (0, kMaxFraction]}, ...], at least one point, sizes distinct.
-  EfficiencyCurve curve(const json& node, const std::string& path, const std::string& key, const char* x_key) const {
-    const json& arr = at(node, path, key);
-    if (!arr.is_array() || arr.empty()) fail(path + key, "must be a non-empty array of {\"" + std::string(x_key) + "\", \"fraction\"}");
-    std::vector<std::pair<double, double>> pts;
-    for (std::size_t i = 0; i < arr.size(); ++i) {
-      const std::string p = path + key + "[" + std::to_string(i) + "].";
-      pts.emplace_back(number(arr[i], p, x_key, 1e-9, 1e18), number(arr[i], p, "fraction", 1e-6, kMaxFraction));
-    }
-    std::sort(pts.begin(), pts.end());
-    for (std::size_t i = 1; i < pts.size(); ++i)
-      if (pts[i].first == pts[i - 1].first) fail(path + key, "lists " + std::string(x_key) + " " + fmt(pts[i].first) + " twice");
-    return EfficiencyCurve(std::move(pts));
-  }
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw UserError(source_ + ": field '" + field + "' " + what);
-  }
-  static std::string fmt(double d) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%g", d);
-    return b;
-  }
-
- private:
-  std::string source_;
-};
+  std::sort(pts.begin(), pts.end());
+  for (std::size_t i = 1; i < pts.size(); ++i)
+    if (pts[i].first == pts[i - 1].first)
+      arr.fail("", "must list each " + std::string(x_key) + " once (" + format_json_number(pts[i].first) + " twice)");
+  return EfficiencyCurve(std::move(pts));
+}
 
 bool close_to(double a, double b) { return std::fabs(a - b) <= 0.01 * std::max(std::fabs(a), std::fabs(b)); }
 
@@ -95,50 +63,47 @@ double HardwareProfile::gemm_fraction(const std::string& dtype, double tokens) c
 std::shared_ptr<const HardwareProfile> load_hardware_profile(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw UserError("cannot read hardware profile '" + path + "'");
-  const json root = json::parse(in, nullptr, false);
-  if (root.is_discarded()) throw UserError(path + ": not valid JSON");
-  ProfileReader r(path);
-  if (r.text(root, "", "format") != kFormat)
-    r.fail("format", std::string("must be \"") + kFormat + "\" (is this a measurements file? turn it into a profile with `agentperf calibrate profile`)");
+  const json root = parse_json(in, path);
+  const JsonReader r(root, path);
+  if (r.string("format") != kFormat)
+    r.fail("format", std::string("must be \"") + kFormat +
+                         "\" (is this a measurements file? turn it into a profile with `agentperf calibrate profile`)");
 
   auto p = std::make_shared<HardwareProfile>();
   p->source = path;
-  p->hardware = r.text(root, "", "hardware");
+  p->hardware = r.string("hardware");
   p->measured_at = root.value("measured_at", std::string());
   if (root.contains("device") && root["device"].is_object()) p->device_name = root["device"].value("name", std::string());
 
-  const json& ref = r.at(root, "", "reference");
-  p->ref_hbm_bandwidth = r.number(ref, "reference.", "hbm_bandwidth", 1e9, 1e15);
-  p->ref_host_link_bandwidth = r.number(ref, "reference.", "host_link_bandwidth", 1e8, 1e13);
-  const json& peaks = r.at(ref, "reference.", "peak_flops");
-  if (!peaks.is_object() || peaks.empty()) r.fail("reference.peak_flops", "must be an object of dtype: FLOP/s");
-  for (const auto& [dtype, v] : peaks.items()) p->ref_peak_flops[dtype] = r.number(peaks, "reference.peak_flops.", dtype, 1e12, 1e18);
-  if (root.contains("hbm_usable_bytes")) p->hbm_usable_bytes = r.number(root, "", "hbm_usable_bytes", 1e9, 1e13);
+  const JsonReader ref = r.object("reference");
+  p->ref_hbm_bandwidth = ref.number("hbm_bandwidth", JsonRange::between(1e9, 1e15));
+  p->ref_host_link_bandwidth = ref.number("host_link_bandwidth", JsonRange::between(1e8, 1e13));
+  for (const auto& [dtype, v] : ref.object("peak_flops", true).entries())
+    p->ref_peak_flops[dtype] = v.number("", JsonRange::between(1e12, 1e18));
+  p->hbm_usable_bytes = r.optional_number("hbm_usable_bytes", JsonRange::between(1e9, 1e13));
 
-  const json& eff = r.at(root, "", "efficiency");
-  p->copy_fraction = r.number(eff, "efficiency.", "copy", 1e-3, kMaxFraction);
-  const json& gemm = r.at(eff, "efficiency.", "gemm");
-  if (!gemm.is_object() || gemm.empty()) r.fail("efficiency.gemm", "must be an object of dtype: [{tokens, fraction}]");
-  for (const auto& [dtype, v] : gemm.items()) {
-    if (!p->ref_peak_flops.count(dtype)) r.fail("efficiency.gemm." + dtype, "has no peak in reference.peak_flops");
-    p->gemm[dtype] = r.curve(gemm, "efficiency.gemm.", dtype, "tokens");
+  const JsonReader eff = r.object("efficiency");
+  p->copy_fraction = eff.number("copy", JsonRange::between(1e-3, kMaxFraction));
+  for (const auto& [dtype, v] : eff.object("gemm", true).entries()) {
+    if (!p->ref_peak_flops.count(dtype)) v.fail("", "must be a dtype with a peak in reference.peak_flops", "'" + dtype + "'");
+    p->gemm[dtype] = read_curve(v.array("", true), "tokens");
   }
-  p->kv_read = r.curve(eff, "efficiency.", "kv_read", "bytes");
-  p->host_link_h2d = r.curve(eff, "efficiency.", "host_link_h2d", "page_bytes");
+  p->kv_read = read_curve(eff.array("kv_read", true), "bytes");
+  p->host_link_h2d = read_curve(eff.array("host_link_h2d", true), "page_bytes");
 
-  const json& launch = r.at(root, "", "launch_overhead_s");
-  p->kernel_launch_s = r.number(launch, "launch_overhead_s.", "kernel_eager", 1e-8, 1e-2);
-  p->graph_node_s = r.number(launch, "launch_overhead_s.", "graph_node", 1e-9, 1e-3);
-  p->graph_launch_s = r.number(launch, "launch_overhead_s.", "graph_launch", 1e-8, 1e-2);
-  p->kernels_per_layer = static_cast<int>(r.number(launch, "launch_overhead_s.", "kernels_per_layer", 1, 1000));
+  const JsonReader launch = r.object("launch_overhead_s");
+  p->kernel_launch_s = launch.number("kernel_eager", JsonRange::between(1e-8, 1e-2));
+  p->graph_node_s = launch.number("graph_node", JsonRange::between(1e-9, 1e-3));
+  p->graph_launch_s = launch.number("graph_launch", JsonRange::between(1e-8, 1e-2));
+  p->kernels_per_layer = static_cast<int>(launch.number("kernels_per_layer", JsonRange::between(1, 1000)));
   return p;
 }
 
 void attach_hardware_profile(HardwareSpec& spec, std::shared_ptr<const HardwareProfile> profile) {
   const HardwareProfile& p = *profile;
   auto mismatch = [&](const std::string& what, double spec_v, double prof_v) {
-    throw UserError(p.source + ": measured against " + what + " = " + ProfileReader::fmt(prof_v) + " but hardware spec '" +
-                    spec.name + "' has " + ProfileReader::fmt(spec_v) + " (a profile of '" + p.hardware +
+    throw UserError(p.source + ": measured against " + what + " = " + format_json_number(prof_v) + " but hardware spec '" +
+                    spec.name + "' has " + format_json_number(spec_v) + " (a profile of '" + p.hardware +
                     "' applies only to that spec)");
   };
   if (!close_to(spec.hbm_bandwidth, p.ref_hbm_bandwidth)) mismatch("hbm_bandwidth", spec.hbm_bandwidth, p.ref_hbm_bandwidth);

@@ -1,53 +1,17 @@
 #include "sim/specs.h"
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_reader.h"
 #include "sim/builtin_specs.h"
 #include "sim/hardware_profile.h"
 
 namespace agentperf::sim {
 namespace {
 using json = nlohmann::json;
-
-// Reads a field, naming the file and the field when it is missing or wrong.
-class FieldReader {
- public:
-  FieldReader(const json& j, std::string source) : j_(j), source_(std::move(source)) {}
-
-  template <class T>
-  T get(const std::string& path, std::optional<T> fallback = std::nullopt) const {
-    const json* node = &j_;
-    std::size_t start = 0;
-    while (true) {
-      const auto dot = path.find('.', start);
-      const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (!node->is_object() || !node->contains(key)) {
-        if (fallback) return *fallback;
-        throw UserError(source_ + ": missing field '" + path + "'");
-      }
-      node = &(*node)[key];
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    try {
-      return node->get<T>();
-    } catch (const json::exception&) {
-      throw UserError(source_ + ": field '" + path + "' has the wrong type (" + node->dump() + ")");
-    }
-  }
-  bool has(const std::string& key) const { return j_.contains(key); }
-  void positive(const std::string& path, double v) const {
-    if (!(v > 0) || !std::isfinite(v)) throw UserError(source_ + ": field '" + path + "' must be > 0, got " + std::to_string(v));
-  }
-
- private:
-  const json& j_;
-  std::string source_;
-};
 
 std::pair<json, std::string> read_spec(const std::string& name_or_path,
                                        const std::map<std::string, std::string>& builtins, const char* kind) {
@@ -60,9 +24,7 @@ std::pair<json, std::string> read_spec(const std::string& name_or_path,
                     ") and no such file");
   }
   std::ifstream in(name_or_path);
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw UserError(name_or_path + ": not valid JSON");
-  return {j, name_or_path};
+  return {parse_json(in, name_or_path), name_or_path};
 }
 }  // namespace
 
@@ -114,52 +76,46 @@ double HardwareSpec::host_link_rate(double page_bytes) const {
 
 ModelSpec load_model_spec(const std::string& name_or_path) {
   auto [j, source] = read_spec(name_or_path, builtin_model_json(), "model");
-  FieldReader f(j, source);
+  const JsonReader f(j, source);
+  const auto pos = JsonRange::positive();
   ModelSpec m;
-  m.name = f.get<std::string>("name");
-  m.served_model_name = f.get<std::string>("served_model_name", m.name);
-  m.layers_full = f.get<int>("layers_full_attention");
-  m.layers_linear = f.get<int>("layers_linear_attention", 0);
-  m.hidden = f.get<int>("hidden_size");
-  m.q_heads = f.get<int>("q_heads");
-  m.kv_heads = f.get<int>("kv_heads");
-  m.head_dim = f.get<int>("head_dim");
-  m.kv_dtype_bytes = f.get<int>("kv_dtype_bytes");
-  m.dense_weight_bytes = f.get<double>("dense_weight_bytes");
-  m.other_weight_bytes = f.get<double>("other_weight_bytes", 0.0);
-  m.active_params = f.get<double>("active_params");
-  m.compute_dtype = f.get<std::string>("compute_dtype", std::string("bf16"));
-  m.max_context = f.get<int>("max_context");
-  for (auto [k, v] : {std::pair{"layers_full_attention", double(m.layers_full)}, {"hidden_size", double(m.hidden)},
-                      {"q_heads", double(m.q_heads)}, {"kv_heads", double(m.kv_heads)},
-                      {"head_dim", double(m.head_dim)}, {"kv_dtype_bytes", double(m.kv_dtype_bytes)},
-                      {"dense_weight_bytes", m.dense_weight_bytes}, {"active_params", m.active_params},
-                      {"max_context", double(m.max_context)}})
-    f.positive(k, v);
+  m.name = f.string("name");
+  m.served_model_name = f.string_or("served_model_name", m.name);
+  m.layers_full = f.integer("layers_full_attention", pos);
+  m.layers_linear = f.integer_or("layers_linear_attention", 0);
+  m.hidden = f.integer("hidden_size", pos);
+  m.q_heads = f.integer("q_heads", pos);
+  m.kv_heads = f.integer("kv_heads", pos);
+  m.head_dim = f.integer("head_dim", pos);
+  m.kv_dtype_bytes = f.integer("kv_dtype_bytes", pos);
+  m.dense_weight_bytes = f.number("dense_weight_bytes", pos);
+  m.other_weight_bytes = f.number_or("other_weight_bytes", 0.0);
+  m.active_params = f.number("active_params", pos);
+  m.compute_dtype = f.string_or("compute_dtype", "bf16");
+  m.max_context = f.integer("max_context", pos);
   if (m.layers_linear > 0) {
     LinearAttentionSpec l;
-    l.conv_dim = f.get<int>("linear_attention.conv_dim");
-    l.conv_kernel = f.get<int>("linear_attention.conv_kernel");
-    l.conv_dtype_bytes = f.get<int>("linear_attention.conv_dtype_bytes", 2);
-    l.v_heads = f.get<int>("linear_attention.v_heads");
-    l.v_dim = f.get<int>("linear_attention.v_dim");
-    l.k_dim = f.get<int>("linear_attention.k_dim");
-    l.ssm_dtype_bytes = f.get<int>("linear_attention.ssm_dtype_bytes", 2);
+    l.conv_dim = f.integer("linear_attention.conv_dim");
+    l.conv_kernel = f.integer("linear_attention.conv_kernel");
+    l.conv_dtype_bytes = f.integer_or("linear_attention.conv_dtype_bytes", 2);
+    l.v_heads = f.integer("linear_attention.v_heads");
+    l.v_dim = f.integer("linear_attention.v_dim");
+    l.k_dim = f.integer("linear_attention.k_dim");
+    l.ssm_dtype_bytes = f.integer_or("linear_attention.ssm_dtype_bytes", 2);
     m.linear = l;
   }
   if (f.has("moe")) {
     MoeSpec moe;
-    moe.experts = f.get<int>("moe.experts");
-    moe.top_k = f.get<int>("moe.top_k");
-    moe.routed_weight_bytes = f.get<double>("moe.routed_weight_bytes");
-    if (moe.top_k <= 0 || moe.top_k > moe.experts) throw UserError(source + ": field 'moe.top_k' must be in 1..moe.experts");
+    moe.experts = f.integer("moe.experts");
+    moe.top_k = f.integer("moe.top_k", JsonRange::between(1, moe.experts));
+    moe.routed_weight_bytes = f.number("moe.routed_weight_bytes");
     m.moe = moe;
   }
   if (f.has("mtp")) {
     MtpSpec mtp;
-    mtp.weight_bytes = f.get<double>("mtp.weight_bytes");
-    mtp.draft_kv_layers = f.get<int>("mtp.draft_kv_layers", 1);
-    mtp.moe_share_of_weights = f.get<double>("mtp.moe_share_of_weights", 0.0);
+    mtp.weight_bytes = f.number("mtp.weight_bytes");
+    mtp.draft_kv_layers = f.integer_or("mtp.draft_kv_layers", 1);
+    mtp.moe_share_of_weights = f.number_or("mtp.moe_share_of_weights", 0.0);
     m.mtp = mtp;
   }
   return m;
@@ -167,32 +123,26 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
 
 HardwareSpec load_hardware_spec(const std::string& name_or_path) {
   auto [j, source] = read_spec(name_or_path, builtin_hardware_json(), "hardware");
-  FieldReader f(j, source);
+  const JsonReader f(j, source);
+  const auto pos = JsonRange::positive(), fraction = JsonRange::fraction();
   HardwareSpec h;
-  h.name = f.get<std::string>("name");
-  h.hbm_bytes = f.get<double>("hbm_bytes");
-  h.hbm_usable_bytes = f.get<double>("hbm_usable_bytes", h.hbm_bytes);
-  h.hbm_bandwidth = f.get<double>("hbm_bandwidth");
-  h.peak_flops = f.get<std::map<std::string, double>>("peak_flops");
-  h.nvlink_bandwidth = f.get<double>("nvlink_bandwidth_one_way");
-  h.host_link_bandwidth = f.get<double>("host_link_bandwidth");
-  h.eff_hbm = f.get<double>("efficiency.hbm");
-  h.eff_gemm = f.get<double>("efficiency.gemm");
-  h.eff_attention = f.get<double>("efficiency.attention");
-  h.eff_nvlink = f.get<double>("efficiency.nvlink");
-  h.eff_host_link = f.get<double>("efficiency.host_link");
-  h.allreduce_alpha_s = f.get<double>("allreduce_alpha_s");
-  h.launch_cuda_graph_s = f.get<double>("launch_overhead_s.cuda_graph");
-  h.launch_eager_s = f.get<double>("launch_overhead_s.eager");
-  h.per_step_cpu_s = f.get<double>("launch_overhead_s.per_step_cpu");
-  for (auto [k, v] : {std::pair{"hbm_usable_bytes", h.hbm_usable_bytes}, {"hbm_bandwidth", h.hbm_bandwidth},
-                      {"nvlink_bandwidth_one_way", h.nvlink_bandwidth}, {"host_link_bandwidth", h.host_link_bandwidth}})
-    f.positive(k, v);
-  for (auto [k, v] : {std::pair{"efficiency.hbm", h.eff_hbm}, {"efficiency.gemm", h.eff_gemm},
-                      {"efficiency.attention", h.eff_attention}, {"efficiency.nvlink", h.eff_nvlink},
-                      {"efficiency.host_link", h.eff_host_link}})
-    if (!(v > 0 && v <= 1)) throw UserError(source + ": field '" + k + "' must be in (0, 1], got " + std::to_string(v));
-  if (h.peak_flops.empty()) throw UserError(source + ": field 'peak_flops' must list at least one dtype");
+  h.name = f.string("name");
+  h.hbm_bytes = f.number("hbm_bytes");
+  h.hbm_usable_bytes = f.number_or("hbm_usable_bytes", h.hbm_bytes);
+  f.check("hbm_usable_bytes", h.hbm_usable_bytes, pos);
+  h.hbm_bandwidth = f.number("hbm_bandwidth", pos);
+  for (const auto& [dtype, peak] : f.object("peak_flops", true).entries()) h.peak_flops[dtype] = peak.number("");
+  h.nvlink_bandwidth = f.number("nvlink_bandwidth_one_way", pos);
+  h.host_link_bandwidth = f.number("host_link_bandwidth", pos);
+  h.eff_hbm = f.number("efficiency.hbm", fraction);
+  h.eff_gemm = f.number("efficiency.gemm", fraction);
+  h.eff_attention = f.number("efficiency.attention", fraction);
+  h.eff_nvlink = f.number("efficiency.nvlink", fraction);
+  h.eff_host_link = f.number("efficiency.host_link", fraction);
+  h.allreduce_alpha_s = f.number("allreduce_alpha_s");
+  h.launch_cuda_graph_s = f.number("launch_overhead_s.cuda_graph");
+  h.launch_eager_s = f.number("launch_overhead_s.eager");
+  h.per_step_cpu_s = f.number("launch_overhead_s.per_step_cpu");
   return h;
 }
 

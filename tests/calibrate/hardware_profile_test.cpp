@@ -111,7 +111,8 @@ TEST(HardwareProfile, BuildRejectsMalformedMeasurements) {
 
 TEST(HardwareProfile, LoaderNamesTheBadField) {
   const auto missing = built_profile_file("missing.json", [](auto& p) { p["efficiency"].erase("kv_read"); });
-  EXPECT_NE(error_of([&] { sim::load_hardware_profile(missing); }).find("'efficiency.kv_read' is missing"), std::string::npos);
+  EXPECT_NE(error_of([&] { sim::load_hardware_profile(missing); }).find("field 'efficiency.kv_read': must be a non-empty array, got nothing (the field is missing)"),
+            std::string::npos);
   const auto high = built_profile_file("high.json", [](auto& p) { p["efficiency"]["gemm"]["bf16"][1]["fraction"] = 1.7; });
   const auto e = error_of([&] { sim::load_hardware_profile(high); });
   EXPECT_NE(e.find("efficiency.gemm.bf16[1].fraction"), std::string::npos) << e;
