@@ -280,7 +280,7 @@ int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& ver
   // The summary reaches the console whatever happens to the files.
   std::optional<std::string> write_error = records_error;
   try {
-    write_json_file(dir / "profile_export_aiperf.json", agg);
+    write_run_results(dir, {}, agg, true);  // the records were streamed during the run
   } catch (const UserError& e) {
     if (!write_error) write_error = e.what();
   }

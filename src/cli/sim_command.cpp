@@ -117,9 +117,7 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
   std::printf("Simulated %.1f s of engine time in %.2f s of CPU (%.0fx real time)\n", res.virtual_seconds,
               res.cpu_seconds, res.cpu_seconds > 0 ? res.virtual_seconds / res.cpu_seconds : 0.0);
   if (sc.write_results) {
-    std::filesystem::create_directories(load.artifact_dir);
-    write_profile_jsonl(std::filesystem::path(load.artifact_dir) / "profile_export.jsonl", res.run.records);
-    write_json_file(std::filesystem::path(load.artifact_dir) / "profile_export_aiperf.json", agg);
+    write_run_results(load.artifact_dir, res.run.records, agg, false);
     std::printf("Results: %s\n", (std::filesystem::path(load.artifact_dir) / "profile_export_aiperf.json").c_str());
   }
   return 0;

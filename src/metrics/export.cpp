@@ -289,6 +289,15 @@ void write_json_file(const std::filesystem::path& path, const json& j) {
   write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n'; });
 }
 
+void write_run_results(const std::filesystem::path& dir, const std::vector<RequestRecord>& records, const json& aggregate,
+                       bool records_streamed) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw UserError("cannot create '" + dir.string() + "': " + ec.message(), exit_code::write_failed);
+  if (!records_streamed) write_profile_jsonl(dir / "profile_export.jsonl", records);
+  write_json_file(dir / "profile_export_aiperf.json", aggregate);
+}
+
 void print_summary(const json& agg, std::FILE* out) {
   std::fprintf(out, "%-26s %11s %11s %11s %11s %11s %11s %11s\n", "Metric", "avg", "min", "max", "p50", "p90",
                "p99", "std");

@@ -59,6 +59,15 @@ std::string dump_json_line(const nlohmann::ordered_json& j);
 void write_profile_jsonl(const std::filesystem::path& path, const std::vector<RequestRecord>& records);
 void write_json_file(const std::filesystem::path& path, const nlohmann::ordered_json& j);
 
+// The one writer of a run's result files, for every producer (profile, run,
+// replay, sim predict, sweep points measured or predicted): `dir`/
+// profile_export.jsonl (unless the run already streamed it there) and
+// `dir`/profile_export_aiperf.json, each whole or not at all. The aggregate
+// is build_aggregate's, plus the producer's own sections (inferencex, sim,
+// replay, metadata), so every results file has one shape.
+void write_run_results(const std::filesystem::path& dir, const std::vector<RequestRecord>& records,
+                       const nlohmann::ordered_json& aggregate, bool records_streamed);
+
 // Human summary of the aggregate on `out` (stdout by default).
 void print_summary(const nlohmann::ordered_json& aggregate, std::FILE* out = stdout);
 

@@ -50,8 +50,7 @@ nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const Repla
                    {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
                    {"deadlocks_broken", res.deadlocks_broken},
                    {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
-  if (!info.records_streamed) write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);
-  write_json_file(dir / "profile_export_aiperf.json", agg);
+  write_run_results(dir, res.run.records, agg, info.records_streamed);
   return agg;
 }
 

@@ -471,13 +471,22 @@ class Sweep {
     load.quiet = true;
     sim::PredictConfig pc{load, agentic};
     auto res = sim::predict(engine, pc);
+    // The same results shape as a measured point: the AIPerf aggregate, the
+    // InferenceX section, and what the simulator adds.
     InferenceXInputs ix;
     ix.gpus = p.entry->tp;
-    ojson agg = {{"inferencex", inferencex_request_metrics(res.run.records, ix)},
-                 {"sim", {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
-                          {"retractions", res.engine.retractions}}}};
-    write_profile_jsonl(dir / "profile_export.jsonl", res.run.records);
-    write_json_file(dir / "profile_export_aiperf.json", agg);
+    AggregateInputs in;
+    in.run = &res.run;
+    in.input_config = load;
+    in.input_config["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
+                                 {"tp", p.entry->tp}, {"virtual_time", true}};
+    in.cli_command = "agentperf sweep --dry-run " + o_.recipe_path + " (point " + p.exp_name + ")";
+    in.benchmark_id = "sim-predict/" + p.exp_name;
+    ojson agg = build_aggregate(res.run.records, in);
+    agg["inferencex"] = inferencex_request_metrics(res.run.records, ix);
+    agg["sim"] = {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
+                  {"retractions", res.engine.retractions}};
+    write_run_results(dir, res.run.records, agg, false);
     r.server_command = "sim predict (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
     take_metrics(r, agg["inferencex"]);
     r.status = r.valid ? "done" : "failed";
