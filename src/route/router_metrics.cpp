@@ -25,6 +25,9 @@ std::string router_metrics_text(const RouterStats& s, Policy policy) {
     w.sample("agentperf_router_decisions_total", {{"policy", policy_name(policy)}, {"reason", reason}}, double(n));
   w.counter("agentperf_router_rejected_total", "", {}, double(s.rejected));
   w.counter("agentperf_router_bad_requests_total", "", {}, double(s.bad_requests));
+  w.counter("agentperf_router_backend_retries_total",
+            "requests re-sent on a new connection after a pooled backend socket was found closed", {},
+            double(s.backend_retries));
   w.summary("agentperf_router_route_seconds", "time from a request read to it written to a backend", {},
             s.route_seconds_sum, double(s.routed));
   return w.take();

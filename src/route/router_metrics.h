@@ -22,6 +22,7 @@ struct RouterStats {
   std::vector<BackendStats> backends;
   std::map<std::string, std::uint64_t> decisions;  // reason -> count
   std::uint64_t rejected = 0, bad_requests = 0;
+  std::uint64_t backend_retries = 0;  // requests re-sent after a pooled backend socket turned out closed
   double route_seconds_sum = 0;  // request read -> request written to the backend
   std::uint64_t routed = 0;
 };

@@ -1,6 +1,7 @@
 #include "route/router_server.h"
 
 #include <atomic>
+#include <tuple>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -127,11 +128,16 @@ struct RouterServer::Impl {
 
   // --- backend connections ----------------------------------------------------
 
-  asio::awaitable<BackendConn> acquire(int b, std::string& error) {
+  // A pooled connection (reused = true) or a new one.
+  asio::awaitable<BackendConn> acquire(int b, std::string& error, bool& reused) {
     {
       std::lock_guard lk(mu);
-      if (auto c = backends[b].pool.take(opts.pool_idle_limit)) co_return c;
+      if (auto c = backends[b].pool.take(opts.pool_idle_limit)) {
+        reused = true;
+        co_return c;
+      }
     }
+    reused = false;
     co_return co_await connect_backend(backends[b].url, opts.connect_timeout, error);
   }
 
@@ -254,6 +260,7 @@ struct RouterServer::Impl {
 
     // Choose a target; on a connect failure try once more elsewhere (nothing was sent yet).
     BackendConn conn;
+    bool reused = false;  // conn came from the pool
     std::optional<Outstanding> held;
     int target = -1;
     std::string failure;
@@ -301,7 +308,7 @@ struct RouterServer::Impl {
       target = dec.target;
       const int b = backend_of(target);
       std::string why;
-      conn = co_await acquire(b, why);
+      conn = co_await acquire(b, why, reused);
       if (!conn) {
         failure = "backend " + backends[b].name + ": " + why;
         for (int r = 0; r < opts.dp_size; ++r) excluded[b * opts.dp_size + r] = 1;  // every rank of it
@@ -322,8 +329,34 @@ struct RouterServer::Impl {
     if (opts.dp_size > 1) req.set("X-Data-Parallel-Rank", std::to_string(rank_of(target)));
     if (backends[b].url.path != "/") req.target(net::join_path(backends[b].url.path, std::string(req.target())));
     req.prepare_payload();
-    conn->expires_after(opts.backend_idle_timeout);
-    auto [wec, wn] = co_await http::async_write(*conn, req, nothrow);
+    // A pooled socket the backend already closed (llama.cpp's server closes
+    // after every stream while announcing keep-alive; others on an idle
+    // timer) fails before any response byte: the request is sent once more
+    // on a new connection, as the client does (net/http_client.h). A request
+    // that got any response byte is never re-sent.
+    beast::flat_buffer bbuf;
+    std::optional<http::response_parser<http::buffer_body>> parser;
+    beast::error_code wec, hec;
+    for (;;) {
+      conn->expires_after(opts.backend_idle_timeout);
+      std::tie(wec, std::ignore) = co_await http::async_write(*conn, req, nothrow);
+      parser.emplace();
+      parser->body_limit(boost::none);
+      if (!wec) std::tie(hec, std::ignore) = co_await http::async_read_header(*conn, bbuf, *parser, nothrow);
+      const beast::error_code& ec = wec ? wec : hec;
+      const bool closed_before_answering =
+          bbuf.size() == 0 && (ec == http::error::end_of_stream || ec == asio::error::eof ||
+                               ec == asio::error::connection_reset || ec == asio::error::broken_pipe);
+      if (!reused || !closed_before_answering) break;
+      std::string why;
+      reused = false;
+      auto fresh = co_await connect_backend(backends[b].url, opts.connect_timeout, why);
+      if (!fresh) break;  // reported below as the first attempt's failure
+      conn = std::move(fresh);
+      wec = hec = {};
+      std::lock_guard lk(mu);
+      ++counters.backend_retries;
+    }
     {
       std::lock_guard lk(mu);
       counters.route_seconds_sum += seconds_since(t0);
@@ -336,10 +369,7 @@ struct RouterServer::Impl {
     }
 
     // Relay the response as it arrives.
-    beast::flat_buffer bbuf;
-    http::response_parser<http::buffer_body> p;
-    p.body_limit(boost::none);
-    auto [hec, hn] = co_await http::async_read_header(*conn, bbuf, p, nothrow);
+    auto& p = *parser;
     if (hec) {
       record_error(b);
       const std::string why = hec == beast::error::timeout ? "sent no response in time" : "failed before responding: " + hec.message();

@@ -14,12 +14,12 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <fstream>
 #include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "common/text_file.h"
 #include "common/run_control.h"
 #include "net/http_client.h"
 
@@ -218,18 +218,7 @@ std::string ServerProcess::stop(std::chrono::milliseconds grace) {
   return *ended_;
 }
 
-std::string ServerProcess::log_tail(std::size_t lines) const {
-  std::ifstream in(log_path_);
-  std::deque<std::string> last;
-  std::string line;
-  while (std::getline(in, line)) {
-    last.push_back(line);
-    if (last.size() > lines) last.pop_front();
-  }
-  std::string out;
-  for (const auto& l : last) out += "  | " + l + "\n";
-  return out;
-}
+std::string ServerProcess::log_tail(std::size_t lines) const { return quoted_tail(log_path_, lines); }
 
 std::string wait_until_ready(ServerProcess& server, const std::string& base_url, std::chrono::milliseconds timeout,
                       const std::function<void(const std::string&)>& progress) {

@@ -15,11 +15,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
+
+#include "common/text_file.h"
 
 namespace agentperf::itest {
 namespace {
@@ -184,18 +185,7 @@ std::string Process::log() const {
   return ss.str();
 }
 
-std::string Process::log_tail(std::size_t lines) const {
-  std::ifstream in(log_path_);
-  std::deque<std::string> last;
-  std::string line;
-  while (std::getline(in, line)) {
-    last.push_back(line);
-    if (last.size() > lines) last.pop_front();
-  }
-  std::string out;
-  for (const auto& l : last) out += "  | " + l + "\n";
-  return out;
-}
+std::string Process::log_tail(std::size_t lines) const { return quoted_tail(log_path_, lines); }
 
 HttpResult http_request(int port, const std::string& method, const std::string& target, const std::string& body,
                         std::chrono::milliseconds timeout) {

@@ -9,6 +9,8 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <future>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "metrics/inferencex_aggregate.h"
@@ -191,6 +193,36 @@ TEST(Router, PassesStatusCodesAndErrorBodiesThrough) {
   const auto r = call(router.port(), "/v1/completions", R"({"prompt":"x"})");
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(r.body, R"({"error":"slow down"})");
+  router.stop();
+  backend.stop();
+}
+
+TEST(Router, RequestOnAStalePooledBackendSocketIsResentOnANewConnection) {
+  // A backend like llama.cpp's server: it announces keep-alive, but when the
+  // next request arrives on the same connection it closes it unanswered.
+  std::mutex mu;
+  std::map<std::uint64_t, int> served;
+  testserver::ScriptedServer backend([&](const testserver::ReceivedRequest& req) {
+    testserver::ScriptedResponse res;
+    std::lock_guard lk(mu);
+    if (served[req.connection_id]++ > 0) {
+      res.framing = testserver::ScriptedResponse::Framing::raw;
+      res.close_after = true;
+      return res;
+    }
+    res.framing = testserver::ScriptedResponse::Framing::content_length;
+    res.headers = {{"Content-Type", "application/json"}};
+    res.steps = {{0ms, R"({"choices":[{"text":"ok"}]})"}};
+    return res;
+  });
+  backend.start();
+  route::RouterServer router(router_opts({backend.url()}, route::Policy::round_robin));
+  router.start();
+  for (int i = 0; i < 5; ++i) {
+    const auto r = call(router.port(), "/v1/completions", R"({"prompt":"x"})");
+    EXPECT_EQ(r.status, 200) << i << ": " << r.body << r.error;
+  }
+  EXPECT_GE(router.stats().backend_retries, 4u);
   router.stop();
   backend.stop();
 }
