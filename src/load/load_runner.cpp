@@ -54,12 +54,14 @@ struct PhaseState {
 // A 200 answer with no output although the request asked for max_tokens > 0
 // with ignore_eos is not an error the server admitted, but the numbers of
 // such a request mean nothing: it is flagged in the record and the summary.
-void flag_suspicious(RequestRecord& rec, const ProfileConfig& cfg) {
-  if (!rec.ok() || rec.requested_osl <= 0) return;
-  bool ignore_eos = false;
+bool asks_ignore_eos(const ProfileConfig& cfg) {
   for (const auto& [k, v] : cfg.extra_inputs)
-    if (k == "ignore_eos" && v == "true") ignore_eos = true;
-  if (!ignore_eos) return;
+    if (k == "ignore_eos" && v == "true") return true;
+  return false;
+}
+
+void flag_suspicious(RequestRecord& rec, bool ignore_eos) {
+  if (!ignore_eos || !rec.ok() || rec.requested_osl <= 0) return;
   const std::int64_t out = rec.usage_completion_tokens.value_or(
       rec.client_output_tokens.value_or(rec.content_events + rec.reasoning_events));
   if (out == 0) rec.warning = "zero_output_tokens";
@@ -97,6 +99,7 @@ struct LoadRunner::Impl {
   std::atomic<bool> abort{false};
   std::string abort_reason;
   RecordSink* sink = nullptr;
+  const bool ignore_eos = asks_ignore_eos(cfg);  // decided once, not per request
   // Per-run salt of X-Request-ID: prompts stay seeded, ids never repeat
   // across runs (a router or a server adopting X-Request-ID would otherwise
   // see the previous run's ids again).
@@ -213,7 +216,7 @@ struct LoadRunner::Impl {
     if (tok && rec.ok() && !rec.usage_completion_tokens)
       rec.client_output_tokens = static_cast<std::int64_t>(tok->count(rec.output_text));
     std::string().swap(rec.output_text);
-    flag_suspicious(rec, cfg);
+    flag_suspicious(rec, ignore_eos);
     if (sink) sink->on_record(rec);
     counters.in_flight.fetch_sub(1, std::memory_order_relaxed);
     counters.done.fetch_add(1, std::memory_order_relaxed);
