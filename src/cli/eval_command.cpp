@@ -58,7 +58,7 @@ std::shared_ptr<EvalCommand> add_eval_command(CLI::App& app) {
 
 int execute_eval_command(EvalCommand& ec) {
   if (!ec.gsm8k->parsed()) return -1;
-  finish_profile_options(ec.cfg.client, ec.text);
+  finish_client_options(ec.cfg.client, ec.text);
   auto items = eval::load_gsm8k(ec.dataset);
   std::vector<eval::Gsm8kItem> shots;
   if (!ec.fewshot_file.empty()) {

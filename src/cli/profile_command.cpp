@@ -29,12 +29,13 @@ std::string trim(std::string s) {
 void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
   add_target_options(cmd, cfg, text);
   add_load_options(cmd, cfg, text);
-  add_prompt_options(cmd, cfg, text);
+  add_prompt_length_options(cmd, cfg);
+  add_prompt_encoding_options(cmd, cfg, text);
   add_client_options(cmd, cfg);
   add_output_options(cmd, cfg);
 }
 
-void add_target_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
+void add_target_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliText& text) {
   auto* target = "Target";
   cmd.add_option("-u,--url", cfg.url, "Server base URL (http:// or https://)")->group(target)->capture_default_str();
   cmd.add_option("--endpoint", cfg.endpoint, "Request path; default /v1/chat/completions or /v1/completions")
@@ -52,7 +53,7 @@ void add_target_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text)
       ->group(target);
 }
 
-void add_load_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
+void add_load_options(CLI::App& cmd, LoadConfig& cfg, ProfileCliText& text) {
   auto* load = "Load";
   cmd.add_option("-c,--concurrency", cfg.concurrency, "Closed loop: N requests in flight at all times; with "
                  "--request-rate, a cap on requests in flight")
@@ -87,7 +88,7 @@ void add_load_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
       ->check(CLI::Range(0.0, 1.0))->group(load)->capture_default_str();
 }
 
-void add_prompt_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text) {
+void add_prompt_length_options(CLI::App& cmd, LoadConfig& cfg) {
   auto* prompt = "Prompts";
   cmd.add_option("--isl,--synthetic-input-tokens-mean", cfg.isl.mean,
                  "Input length in tokens (whole prompt, shared prefix included)")
@@ -104,6 +105,10 @@ void add_prompt_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text)
   cmd.add_option("--num-prefix-groups,--prompt-prefix-pool-size", cfg.num_prefix_groups,
                  "Distinct shared prefixes, assigned round-robin")
       ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+}
+
+void add_prompt_encoding_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliText& text) {
+  auto* prompt = "Prompts";
   cmd.add_option("--prompt-format", text.prompt_format,
                  "token-ids (exact length; completions only), text, or auto (token-ids for completions)")
       ->check(CLI::IsMember({"auto", "token-ids", "text"}))
@@ -117,7 +122,7 @@ void add_prompt_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text)
       ->group(prompt);
 }
 
-void add_client_options(CLI::App& cmd, ProfileConfig& cfg) {
+void add_client_options(CLI::App& cmd, ClientConfig& cfg) {
   auto* client = "Client";
   cmd.add_option("--connect-timeout", cfg.connect_timeout_s, "Seconds to establish a connection")
       ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
@@ -133,7 +138,7 @@ void add_client_options(CLI::App& cmd, ProfileConfig& cfg) {
   cmd.add_flag("--tls-verify", cfg.tls_verify, "Verify the server's TLS certificate")->group(client);
 }
 
-void add_output_options(CLI::App& cmd, ProfileConfig& cfg) {
+void add_output_options(CLI::App& cmd, RunOutputConfig& cfg) {
   auto* output = "Output";
   cmd.add_flag("--server-metrics", cfg.server_metrics,
                "Scrape the server's Prometheus /metrics during the run into server_metrics_timeline.jsonl")
@@ -149,9 +154,8 @@ void add_output_options(CLI::App& cmd, ProfileConfig& cfg) {
       ->check(CLI::PositiveNumber)->group(output)->capture_default_str();
 }
 
-void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text) {
+void finish_client_options(ClientConfig& cfg, const ProfileCliText& text) {
   cfg.endpoint_type = text.endpoint_type == "completions" ? EndpointType::completions : EndpointType::chat;
-  cfg.arrival = text.arrival == "constant" ? ArrivalPattern::constant : ArrivalPattern::poisson;
   cfg.prompt_format = text.prompt_format == "token-ids" ? PromptFormat::token_ids
                       : text.prompt_format == "text"    ? PromptFormat::text
                                                         : PromptFormat::auto_;
@@ -185,23 +189,28 @@ void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text) {
   }
 }
 
-std::unique_ptr<MetricsScraper> start_server_metrics(const ProfileConfig& cfg) {
-  if (!cfg.server_metrics && cfg.server_metrics_url.empty()) return nullptr;
-  std::string url = cfg.server_metrics_url;
+void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text) {
+  finish_client_options(cfg, text);
+  cfg.arrival = text.arrival == "constant" ? ArrivalPattern::constant : ArrivalPattern::poisson;
+}
+
+std::unique_ptr<MetricsScraper> start_server_metrics(const ClientConfig& client, const RunOutputConfig& out) {
+  if (!out.server_metrics && out.server_metrics_url.empty()) return nullptr;
+  std::string url = out.server_metrics_url;
   if (url.empty()) {
-    const auto u = net::parse_url(cfg.url);
+    const auto u = net::parse_url(client.url);
     url = u.origin() + net::join_path(u.path, "/metrics");
   }
-  auto s = std::make_unique<MetricsScraper>(url, cfg.server_metrics_interval_s,
-                                            (std::filesystem::path(cfg.artifact_dir) / "server_metrics_timeline.jsonl").string());
+  auto s = std::make_unique<MetricsScraper>(url, out.server_metrics_interval_s,
+                                            (std::filesystem::path(out.artifact_dir) / "server_metrics_timeline.jsonl").string());
   s->start();
   return s;
 }
 
-void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const ProfileConfig& cfg) {
+void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const RunOutputConfig& out) {
   if (!s) return;
   const auto n = s->stop();
-  if (!cfg.quiet)
+  if (!out.quiet)
     std::fprintf(stderr, "agentperf: %zu server-metrics samples (%zu failed scrapes) in server_metrics_timeline.jsonl\n", n,
                  s->failures());
   s.reset();
@@ -255,7 +264,7 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command) {
   LoadRunner runner(cfg, model);
   RecordStreamWriter records(dir / "profile_export.jsonl");
   runner.set_record_sink(&records);
-  auto scraper = start_server_metrics(cfg);
+  auto scraper = start_server_metrics(cfg, cfg);
   install_stop_signal_handlers();
   RunResult result = runner.run();
   stop_server_metrics(scraper, cfg);

@@ -28,18 +28,20 @@ struct ProfileCliText {
 // Registers every profile option on `cmd` (shared with `agentperf run`).
 void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
 // The option groups one by one (`sim predict` takes load, prompts, output).
-void add_target_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
-void add_load_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
-void add_prompt_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text);
-void add_client_options(CLI::App& cmd, ProfileConfig& cfg);
-void add_output_options(CLI::App& cmd, ProfileConfig& cfg);
+void add_target_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliText& text);
+void add_load_options(CLI::App& cmd, LoadConfig& cfg, ProfileCliText& text);
+void add_prompt_length_options(CLI::App& cmd, LoadConfig& cfg);
+void add_prompt_encoding_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliText& text);
+void add_client_options(CLI::App& cmd, ClientConfig& cfg);
+void add_output_options(CLI::App& cmd, RunOutputConfig& cfg);
 
 // Turns the text forms into cfg fields; throws UserError naming the option.
+void finish_client_options(ClientConfig& cfg, const ProfileCliText& text);
 void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text);
 
 // Server-metrics scraping around a run (null when not asked for).
-std::unique_ptr<MetricsScraper> start_server_metrics(const ProfileConfig& cfg);
-void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const ProfileConfig& cfg);
+std::unique_ptr<MetricsScraper> start_server_metrics(const ClientConfig& client, const RunOutputConfig& out);
+void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const RunOutputConfig& out);
 
 // Runs the benchmark described by cfg; returns the process exit code
 // (common/run_control.h).

@@ -22,7 +22,8 @@ namespace agentperf::cli {
 
 struct ReplayCommand {
   CLI::App* cmd = nullptr;
-  ProfileConfig client;
+  ClientConfig client;
+  RunOutputConfig output;
   ProfileCliText text;
   replay::ReplayConfig cfg;
   std::string traces;
@@ -39,7 +40,7 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
   rc->text.endpoint_type = "completions";
   add_target_options(*rc->cmd, rc->client, rc->text);
   add_client_options(*rc->cmd, rc->client);
-  add_output_options(*rc->cmd, rc->client);
+  add_output_options(*rc->cmd, rc->output);
   auto* g = "Replay";
   rc->cmd->add_option("--traces,--input-file", rc->traces, "Weka traces: .jsonl/.json[.zst] file or directory")
       ->required()->group(g);
@@ -81,7 +82,7 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str()->group(w);
   rc->cmd->add_option("--gpus", rc->gpus, "GPUs behind the endpoint (throughput per GPU)")
       ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
-  rc->cmd->add_option("--random-seed", rc->client.seed, "Seed of the block contents")->capture_default_str()->group(g);
+  rc->cmd->add_option("--random-seed", rc->cfg.seed, "Seed of the block contents")->capture_default_str()->group(g);
   rc->cmd->add_option("--tokenizer", rc->client.tokenizer_path, "tokenizer.json: exact-length text blocks (chat)")
       ->check(CLI::ExistingFile)->group(g);
   rc->cmd->add_option("--token-id-range", rc->text.token_id_range,
@@ -97,7 +98,7 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
 
 int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   if (!rc.cmd->parsed()) return -1;
-  finish_profile_options(rc.client, rc.text);
+  finish_client_options(rc.client, rc.text);
   if (rc.max_context > 0) rc.load.max_context_length = rc.max_context;
   if (rc.entries > 0) rc.load.num_dataset_entries = rc.entries;
   trace::LoadStats stats;
@@ -106,22 +107,19 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   if (traces.empty()) throw UserError("no traces left in '" + rc.traces + "' after the filters");
   if (rc.cfg.t_star_min > rc.cfg.t_star_max)
     throw UserError("--trajectory-start-min-ratio must not exceed --trajectory-start-max-ratio");
-  if (!rc.client.quiet)
+  if (!rc.output.quiet)
     std::fprintf(stderr, "agentperf: loaded %lld traces (%lld requests) in %.2f s\n",
                  static_cast<long long>(stats.traces_kept), static_cast<long long>(stats.requests_kept),
                  static_cast<double>(monotonic_ns() - t0) / 1e9);
   std::error_code ec;
-  std::filesystem::create_directories(rc.client.artifact_dir, ec);
-  if (ec) throw UserError("cannot create --artifact-dir '" + rc.client.artifact_dir + "': " + ec.message());
-  const std::filesystem::path dir(rc.client.artifact_dir);
+  std::filesystem::create_directories(rc.output.artifact_dir, ec);
+  if (ec) throw UserError("cannot create --artifact-dir '" + rc.output.artifact_dir + "': " + ec.message());
+  const std::filesystem::path dir(rc.output.artifact_dir);
   {
     // A generous guess: every lane sends a request every 2 s of --duration.
     const auto expected = static_cast<std::uint64_t>(std::min(1e9, rc.cfg.lanes * rc.cfg.duration_s / 2 + 1));
     check_free_disk(dir, estimate_result_bytes(expected, 500), "the results of up to ~" + std::to_string(expected) + " requests");
   }
-  rc.client.concurrency = rc.cfg.lanes;
-  rc.client.duration_s = rc.cfg.duration_s;
-  rc.client.grace_period_s = rc.cfg.grace_s;
   const ServedModel served = preflight_served_model(rc.client);
   const std::string& model = served.id;
   rc.client.model = model;
@@ -136,14 +134,15 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
     check_token_ids_fit(rc.cfg.token_ids.min, rc.cfg.token_ids.max_exclusive(), served, "--token-id-range");
   }
   rc.cfg.client = rc.client;
-  Rng id_rng(mix_seed(rc.client.seed, static_cast<std::uint64_t>(wall_ns())));
+  rc.cfg.output = rc.output;
+  Rng id_rng(mix_seed(rc.cfg.seed, static_cast<std::uint64_t>(wall_ns())));
   rc.cfg.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
   RecordStreamWriter records(dir / "profile_export.jsonl");
   rc.cfg.sink = &records;
-  auto scraper = start_server_metrics(rc.client);
+  auto scraper = start_server_metrics(rc.client, rc.output);
   install_stop_signal_handlers();
   auto res = replay::run_replay(rc.cfg, traces, model);
-  stop_server_metrics(scraper, rc.client);
+  stop_server_metrics(scraper, rc.output);
   rc.cfg.sink = nullptr;
 
   replay::ReplayRunInfo info;

@@ -148,7 +148,8 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   add_sim_engine_options(*sc->predict, sc->predict_engine);
   sc->load_text.endpoint_type = "completions";
   add_load_options(*sc->predict, sc->load, sc->load_text);
-  add_prompt_options(*sc->predict, sc->load, sc->load_text);
+  add_prompt_length_options(*sc->predict, sc->load);
+  add_prompt_encoding_options(*sc->predict, sc->load, sc->load_text);
   sc->predict->add_option("-o,--artifact-dir", sc->load.artifact_dir, "Also write profile_export files here")
       ->each([&w = sc->write_results](const std::string&) { w = true; })
       ->group("Output");

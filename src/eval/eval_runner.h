@@ -12,7 +12,7 @@
 namespace agentperf::eval {
 
 struct EvalConfig {
-  ProfileConfig client;  // url, endpoint type, model, headers, api key, timeouts
+  ClientConfig client;  // url, endpoint type, model, headers, api key, timeouts
   int concurrency = 16;
   int max_tokens = 256;
 };

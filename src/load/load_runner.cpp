@@ -54,7 +54,7 @@ struct PhaseState {
 // A 200 answer with no output although the request asked for max_tokens > 0
 // with ignore_eos is not an error the server admitted, but the numbers of
 // such a request mean nothing: it is flagged in the record and the summary.
-bool asks_ignore_eos(const ProfileConfig& cfg) {
+bool asks_ignore_eos(const ClientConfig& cfg) {
   for (const auto& [k, v] : cfg.extra_inputs)
     if (k == "ignore_eos" && v == "true") return true;
   return false;
@@ -126,7 +126,7 @@ struct LoadRunner::Impl {
     }
   }
 
-  static std::shared_ptr<const tokenizer::BpeTokenizer> load_tokenizer(const ProfileConfig& c) {
+  static std::shared_ptr<const tokenizer::BpeTokenizer> load_tokenizer(const ClientConfig& c) {
     if (c.tokenizer_path.empty()) return nullptr;
     return std::make_shared<const tokenizer::BpeTokenizer>(tokenizer::BpeTokenizer::from_file(c.tokenizer_path));
   }
@@ -464,7 +464,7 @@ void LoadRunner::set_record_sink(RecordSink* sink) noexcept { impl_->sink = sink
 void LoadRunner::request_interrupt() noexcept { request_stop(SIGINT); }
 bool LoadRunner::interrupt_requested() noexcept { return stop_requested(); }
 
-std::string preflight_model(const ProfileConfig& cfg) { return preflight_served_model(cfg).id; }
+std::string preflight_model(const ClientConfig& cfg) { return preflight_served_model(cfg).id; }
 
 void check_token_ids_fit(int min, int max, const ServedModel& served, const std::string& flag) {
   if (!served.vocab_size || max <= *served.vocab_size) return;
@@ -473,7 +473,7 @@ void check_token_ids_fit(int min, int max, const ServedModel& served, const std:
                   flag + " MIN:MAX with MAX <= " + std::to_string(*served.vocab_size));
 }
 
-ServedModel preflight_served_model(const ProfileConfig& cfg) {
+ServedModel preflight_served_model(const ClientConfig& cfg) {
   const auto url = net::parse_url(cfg.url);
   asio::io_context io(1);
   auto opts = client_options(cfg);

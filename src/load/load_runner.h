@@ -43,7 +43,7 @@ class LoadRunner {
 // Checks that the target answers and finds the model to use: GET /v1/models
 // and take the first id when cfg.model is empty. Throws UserError with the
 // reason when the server is unreachable or no model can be determined.
-std::string preflight_model(const ProfileConfig& cfg);
+std::string preflight_model(const ClientConfig& cfg);
 
 // What GET /v1/models says about the served model: its id and, where the
 // server publishes it (llama.cpp's server: data[0].meta.n_vocab), the
@@ -52,7 +52,7 @@ struct ServedModel {
   std::string id;
   std::optional<std::int64_t> vocab_size;
 };
-ServedModel preflight_served_model(const ProfileConfig& cfg);
+ServedModel preflight_served_model(const ClientConfig& cfg);
 
 // Token-id prompts must use ids the model has: throws UserError naming
 // `flag` when [min, max) does not fit `vocab_size`.

@@ -1,6 +1,7 @@
-// Everything `agentperf profile` needs to run, as parsed from the command
-// line. Exported verbatim as `input_config` so a result file says how it was
-// produced.
+// The configuration of a measured run against an endpoint, in three parts:
+// the client (who and how), the synthetic load (what is sent, when) and the
+// run's output. `profile` takes all three (ProfileConfig); `replay` and
+// `eval` take the client and output parts and bring their own load.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -24,7 +25,10 @@ struct LengthDistribution {
   int min = 1;
 };
 
-struct ProfileConfig {
+// Who is benchmarked and how to talk to it: the endpoint and its API
+// flavour, how prompts are encoded for it, and the connection settings.
+// `profile`, `replay` and `eval` all take this part.
+struct ClientConfig {
   // target
   std::string url = "http://127.0.0.1:8000";
   std::string endpoint;  // empty = default path of endpoint_type
@@ -35,7 +39,45 @@ struct ProfileConfig {
   std::string api_key;
   std::vector<std::pair<std::string, std::string>> extra_inputs;  // key, JSON value text
 
-  // load
+  // prompt encoding
+  PromptFormat prompt_format = PromptFormat::auto_;
+  std::string tokenizer_path;  // HF tokenizer.json: exact text prompts, client output counts
+  int token_id_min = 1000;
+  int token_id_max = 30000;
+  bool token_id_range_given = false;  // --token-id-range was passed (else it may be fitted to the vocabulary)
+
+  // connections
+  double connect_timeout_s = 10;
+  double request_timeout_s = 21600;
+  double keepalive_idle_s = 4;
+  int connect_attempts = 3;
+  bool tls_verify = false;
+
+  std::string endpoint_path() const;
+  bool uses_token_ids() const;  // completions endpoint with token-id prompts
+  // Throws UserError naming the offending option.
+  void validate() const;
+};
+
+// What a measured run writes and shows while it runs (`profile`, `run`,
+// `replay`).
+struct RunOutputConfig {
+  // server metrics: scrape <url>/metrics (or server_metrics_url) while running
+  bool server_metrics = false;
+  std::string server_metrics_url;
+  double server_metrics_interval_s = 1.0;
+
+  std::string artifact_dir = "artifacts";
+  bool quiet = false;
+  double progress_interval_s = 1.0;
+
+  void validate() const;
+};
+
+// The synthetic load of `profile` (and of `sim predict` in virtual time):
+// how requests arrive, how many, for how long, and what their prompts look
+// like.
+struct LoadConfig {
   std::optional<int> concurrency;
   std::optional<double> request_rate;
   ArrivalPattern arrival = ArrivalPattern::poisson;
@@ -48,45 +90,30 @@ struct ProfileConfig {
   double failed_request_threshold = 1.0;  // abort once the error ratio exceeds it (1 = never)
   double max_error_rate = 0.0;            // validity: failed/all profiling requests allowed (exit 1 above)
 
-  // prompts
   LengthDistribution isl{550, 0, 1};
   LengthDistribution osl{150, 0, 1};
   int prefix_length = 0;
   int num_prefix_groups = 0;
-  PromptFormat prompt_format = PromptFormat::auto_;
-  std::string tokenizer_path;  // HF tokenizer.json: exact text prompts, client output counts
-  int token_id_min = 1000;
-  int token_id_max = 30000;
-  bool token_id_range_given = false;  // --token-id-range was passed (else it may be fitted to the vocabulary)
 
-  // client
-  double connect_timeout_s = 10;
-  double request_timeout_s = 21600;
-  double keepalive_idle_s = 4;
-  int connect_attempts = 3;
-  bool tls_verify = false;
+  void validate() const;
+};
 
-  // server metrics: scrape <url>/metrics (or server_metrics_url) while running
-  bool server_metrics = false;
-  std::string server_metrics_url;
-  double server_metrics_interval_s = 1.0;
-
-  // output
-  std::string artifact_dir = "artifacts";
-  bool quiet = false;
-  double progress_interval_s = 1.0;
-
-  std::string endpoint_path() const;
-  bool uses_token_ids() const;  // completions endpoint with token-id prompts
-  // Throws UserError naming the offending option.
+// Everything `agentperf profile` needs: the three parts above, as parsed
+// from the command line, exported as `input_config` so a result file says
+// how it was produced.
+struct ProfileConfig : ClientConfig, LoadConfig, RunOutputConfig {
   void validate() const;
 };
 
 const char* endpoint_type_name(EndpointType t) noexcept;
 const char* arrival_pattern_name(ArrivalPattern a) noexcept;
 const char* prompt_format_name(PromptFormat f) noexcept;
+// input_config sections: "endpoint", "prompt" (encoding), "client" from the
+// client part; "output" from the output part; "load" and the prompt lengths
+// from the load part.
+void to_json(nlohmann::json& j, const ClientConfig& c);
 void to_json(nlohmann::json& j, const ProfileConfig& c);
-// The connection-pool settings of a profile/replay configuration.
-net::ClientOptions client_options(const ProfileConfig& c);
+// The connection-pool settings of a client configuration.
+net::ClientOptions client_options(const ClientConfig& c);
 
 }  // namespace agentperf

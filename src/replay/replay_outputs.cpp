@@ -21,6 +21,12 @@ RunVerdict judge_replay(const ReplayResult& res, double max_error_rate) {
 nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
                                             const std::filesystem::path& dir, const RunVerdict& verdict) {
   nlohmann::json input = cfg.client;
+  // The load of a replay is its lanes and traces; these keys sit where
+  // profile's input_config keeps them, so one reader serves both.
+  input["load"] = {{"concurrency", cfg.lanes}, {"benchmark_duration", cfg.duration_s},
+                   {"benchmark_grace_period", cfg.grace_s}, {"random_seed", cfg.seed},
+                   {"failed_request_threshold", cfg.failed_request_threshold}};
+  input["output"] = {{"artifact_dir", cfg.output.artifact_dir}};
   input["replay"] = {{"traces", info.traces_source}, {"lanes", cfg.lanes}, {"system_idle_cap_s", cfg.system_idle_cap_s},
                      {"trace_idle_gap_cap_seconds", cfg.tree_idle_cap_s}, {"cache_bust", cfg.cache_bust},
                      {"variant_256k", info.variant_256k}, {"gpus", info.gpus}};

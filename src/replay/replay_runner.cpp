@@ -95,7 +95,7 @@ class Runner {
  public:
   Runner(const ReplayConfig& cfg, const std::vector<trace::WekaTrace>& traces, std::string model)
       : cfg_(cfg), traces_(traces), model_(std::move(model)), url_(net::parse_url(cfg.client.url)),
-        client_(io_, url_, client_options(cfg.client)), wake_(io_), progress_(cfg.client.quiet, cfg.client.progress_interval_s) {
+        client_(io_, url_, client_options(cfg.client)), wake_(io_), progress_(cfg.output.quiet, cfg.output.progress_interval_s) {
     if (traces_.empty()) throw UserError("replay: no traces to play");
     client_.resolve();
     if (!cfg.client.tokenizer_path.empty()) {
@@ -194,7 +194,7 @@ class Runner {
   // Cuts a tree at t*: turns recorded before it are history (done).
   void snapshot(Play& p, int lane) {
     const auto& tree = p.tree;
-    Rng rng(mix_seed(cfg_.client.seed, fnv(p.trace->id), static_cast<std::uint64_t>(lane)));
+    Rng rng(mix_seed(cfg_.seed, fnv(p.trace->id), static_cast<std::uint64_t>(lane)));
     const double ratio = cfg_.t_star_min + (cfg_.t_star_max - cfg_.t_star_min) * rng.uniform();
     const double t_star = tree.t_begin + ratio * (tree.t_end - tree.t_begin);
     for (std::size_t s = 0; s < tree.streams.size(); ++s) {
@@ -224,7 +224,7 @@ class Runner {
     const std::size_t ti = static_cast<std::size_t>(next_trace_++ % static_cast<std::int64_t>(traces_.size()));
     p->trace = &traces_[ti];
     p->tree = trace::build_session_tree(*p->trace);
-    p->builder = std::make_unique<trace::PromptBuilder>(*p->trace, cfg_.client.seed, exact_, cfg_.token_ids);
+    p->builder = std::make_unique<trace::PromptBuilder>(*p->trace, cfg_.seed, exact_, cfg_.token_ids);
     p->lane = lane;
     p->index = result_.plays_started++;
     p->pass = passes_[p->trace->id]++;
@@ -518,7 +518,7 @@ class Runner {
   // X-Request-ID: salted with the per-run benchmark id, so ids never repeat
   // across runs (prompts stay seeded).
   std::string make_id(std::uint64_t i) const {
-    const std::uint64_t salt = mix_seed(cfg_.client.seed, fnv(cfg_.benchmark_id));
+    const std::uint64_t salt = mix_seed(cfg_.seed, fnv(cfg_.benchmark_id));
     return make_request_id(mix_seed(salt, 0x4E9, i), mix_seed(salt, 0x4EA, i));
   }
 
@@ -542,7 +542,7 @@ class Runner {
         sending_done_ = true;
         timers_.clear();
         grace_deadline_ = std::min(grace_deadline_, t + cfg_.grace_s);
-        if (!cfg_.client.quiet && in_flight_ > 0)
+        if (!cfg_.output.quiet && in_flight_ > 0)
           std::fprintf(stderr, "\nagentperf: %s: sending stopped; waiting up to %.3g s for %d requests in flight "
                                "(a second signal exits at once)\n",
                        result_.abort_reason.c_str(), cfg_.grace_s, in_flight_);
@@ -615,7 +615,7 @@ class Runner {
         co_return;
       }
       // Poll stop requests (signals, a sweep's StopSignal) at least every 0.25 s.
-      double wait = std::max(0.0, std::min({next - t, cfg_.client.progress_interval_s, 0.25}));
+      double wait = std::max(0.0, std::min({next - t, cfg_.output.progress_interval_s, 0.25}));
       wake_.expires_after(std::chrono::nanoseconds(static_cast<std::int64_t>(wait * 1e9)));
       co_await wake_.async_wait(nothrow);
     }

@@ -66,7 +66,9 @@ class StopSignal {
 };
 
 struct ReplayConfig {
-  ProfileConfig client;  // target, endpoint, model, headers, timeouts, seed, quiet
+  ClientConfig client;     // target, endpoint, model, headers, prompt encoding, timeouts
+  RunOutputConfig output;  // quiet, progress interval (the command writes the files)
+  std::uint64_t seed = 0;  // block contents and t* draws
   int lanes = 8;
   double duration_s = 600;
   double grace_s = 30;

@@ -11,6 +11,7 @@
 
 #include "common/asio_aliases.h"
 #include "common/asio_server.h"
+#include "common/http_serve_loop.h"
 #include "common/error.h"
 #include "net/url.h"
 #include "route/backend_pool.h"
@@ -180,54 +181,43 @@ struct RouterServer::Impl {
     beast::error_code ignored;
     sock.set_option(tcp::no_delay(true), ignored);
     beast::tcp_stream client(std::move(sock));
-    beast::flat_buffer buffer;
-    for (;;) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(opts.max_body_bytes);
-      client.expires_after(std::chrono::seconds(1800));
-      auto [ec, n] = co_await http::async_read(client, buffer, parser, nothrow);
-      client.expires_never();
-      if (ec) {
-        if (ec != http::error::end_of_stream && ec != asio::error::eof && ec != asio::error::connection_reset &&
-            ec != beast::error::timeout && ec != asio::error::operation_aborted) {
-          {
-            std::lock_guard lk(mu);
-            ++counters.bad_requests;
-          }
-          const bool too_big = ec == http::error::body_limit;
-          auto res = too_big ? make_error(11, false, 413, "PayloadTooLarge",
-                                          "request body over " + std::to_string(opts.max_body_bytes) + " bytes")
-                             : make_error(11, false, 400, "BadRequest", "malformed HTTP request: " + ec.message());
-          co_await send(client, res);
-        }
-        break;
-      }
-      auto req = parser.release();
-      const bool ka = req.keep_alive();
-      const std::string target(req.target());
-      bool ok = true;
-      if (req.method() == http::verb::get && target == "/health") {
-        bool any = false;
-        {
-          std::lock_guard lk(mu);
-          for (const auto& b : backends) any = any || b.health.healthy;
-        }
-        auto res = any ? make_reply(req.version(), ka, http::status::ok, "application/json", "{}")
-                       : make_error(req.version(), ka, 503, "ServiceUnavailable", "no healthy backend");
-        ok = co_await send(client, res);
-      } else if (req.method() == http::verb::get && target == "/metrics") {
-        auto res = make_reply(req.version(), ka, http::status::ok, "text/plain; version=0.0.4", metrics());
-        ok = co_await send(client, res);
-      } else if (req.method() == http::verb::get && target == "/router/backends") {
-        auto res = make_reply(req.version(), ka, http::status::ok, "application/json", backends_json());
-        ok = co_await send(client, res);
-      } else {
-        ok = co_await proxy(client, std::move(req));
-      }
-      if (!ok || !ka) break;
+    aio::ServeLimits limits;
+    limits.max_body_bytes = opts.max_body_bytes;
+    limits.idle_timeout = std::chrono::minutes(30);
+    const auto end = co_await serve_requests(
+        client, limits, [this, &client](http::request<http::string_body>& req) { return answer(client, req); },
+        [](const aio::Rejection& r) { return make_error(11, false, r.status, r.type.c_str(), r.message); });
+    if (end == aio::ConnectionEnd::bad_request) {
+      std::lock_guard lk(mu);
+      ++counters.bad_requests;
     }
     client.socket().shutdown(tcp::socket::shutdown_both, ignored);
     client.socket().close(ignored);
+  }
+
+  // One request from a client: the router's own endpoints, or a proxied call.
+  asio::awaitable<bool> answer(beast::tcp_stream& client, http::request<http::string_body>& req) {
+    const bool ka = req.keep_alive();
+    const std::string target(req.target());
+    if (req.method() == http::verb::get && target == "/health") {
+      bool any = false;
+      {
+        std::lock_guard lk(mu);
+        for (const auto& b : backends) any = any || b.health.healthy;
+      }
+      auto res = any ? make_reply(req.version(), ka, http::status::ok, "application/json", "{}")
+                     : make_error(req.version(), ka, 503, "ServiceUnavailable", "no healthy backend");
+      co_return co_await send(client, res);
+    }
+    if (req.method() == http::verb::get && target == "/metrics") {
+      auto res = make_reply(req.version(), ka, http::status::ok, "text/plain; version=0.0.4", metrics());
+      co_return co_await send(client, res);
+    }
+    if (req.method() == http::verb::get && target == "/router/backends") {
+      auto res = make_reply(req.version(), ka, http::status::ok, "application/json", backends_json());
+      co_return co_await send(client, res);
+    }
+    co_return co_await proxy(client, std::move(req));
   }
 
   // Decrements a target's outstanding count however the request ends.

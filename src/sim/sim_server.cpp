@@ -16,6 +16,7 @@
 
 #include "common/asio_aliases.h"
 #include "common/asio_server.h"
+#include "common/http_serve_loop.h"
 #include "common/error.h"
 #include "sim/prometheus.h"
 #include "sim/stream_chunker.h"
@@ -178,44 +179,48 @@ struct SimServer::Impl {
     beast::error_code ignored;
     sock.set_option(tcp::no_delay(true), ignored);
     beast::tcp_stream stream(std::move(sock));
-    beast::flat_buffer buffer;
-    for (;;) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(1u << 30);
-      stream.expires_after(std::chrono::seconds(1800));  // SGLANG_TIMEOUT_KEEP_ALIVE in the recipe
-      auto [ec, n] = co_await http::async_read(stream, buffer, parser, nothrow);
-      if (ec) break;
-      stream.expires_never();
-      auto& req = parser.get();
-      const bool ka = req.keep_alive();
-      const std::string target(req.target());
-      bool ok = true;
-      if (req.method() == http::verb::get && (target == "/health" || target == "/health_generate")) {
-        ok = co_await send_simple(stream, req.version(), ka, http::status::ok, "application/json", "{}");
-      } else if (req.method() == http::verb::get && target == "/v1/models") {
-        nlohmann::json j = {{"object", "list"},
-                            {"data", {{{"id", model_name}, {"object", "model"}, {"owned_by", "agentperf-sim"},
-                                       {"max_model_len", engine->model().max_context}}}}};
-        ok = co_await send_simple(stream, req.version(), ka, http::status::ok, "application/json", j.dump());
-      } else if (req.method() == http::verb::get && target == "/metrics") {
-        EngineStats s;
-        {
-          std::lock_guard lk(stats_mu);
-          s = stats_snapshot;
-        }
-        ok = co_await send_simple(stream, req.version(), ka, http::status::ok, "text/plain; version=0.0.4",
-                                  prometheus_text(s, model_name, engine->config().hicache.enabled));
-      } else if (req.method() == http::verb::post && (target == "/v1/completions" || target == "/v1/chat/completions")) {
-        ok = co_await generate(stream, req, target == "/v1/chat/completions");
-      } else {
-        ok = co_await send_simple(stream, req.version(), ka, http::status::not_found, "application/json",
-                                  error_json(404, "NotFoundError", "no route for " + std::string(req.method_string()) +
-                                                                       " " + target));
-      }
-      if (!ok || !ka) break;
-    }
+    aio::ServeLimits limits;
+    limits.max_body_bytes = std::size_t(1) << 30;       // a 256k-token prompt as text is a few MB; ids ~2 MB
+    limits.idle_timeout = std::chrono::seconds(1800);  // SGLANG_TIMEOUT_KEEP_ALIVE in the recipe
+    co_await serve_requests(
+        stream, limits, [this, &stream](http::request<http::string_body>& req) { return answer(stream, req); },
+        [](const aio::Rejection& r) {
+          http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
+          res.set(http::field::content_type, "application/json");
+          res.body() = error_json(r.status, r.type, r.message);
+          return res;
+        });
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream.socket().close(ignored);
+  }
+
+  // One request: the engine's endpoints as SGLang names them.
+  asio::awaitable<bool> answer(beast::tcp_stream& stream, http::request<http::string_body>& req) {
+    const bool ka = req.keep_alive();
+    const std::string target(req.target());
+    if (req.method() == http::verb::get && (target == "/health" || target == "/health_generate"))
+      co_return co_await send_simple(stream, req.version(), ka, http::status::ok, "application/json", "{}");
+    if (req.method() == http::verb::get && target == "/v1/models") {
+      nlohmann::json j = {{"object", "list"},
+                          {"data", {{{"id", model_name}, {"object", "model"}, {"owned_by", "agentperf-sim"},
+                                     {"max_model_len", engine->model().max_context}}}}};
+      co_return co_await send_simple(stream, req.version(), ka, http::status::ok, "application/json", j.dump());
+    }
+    if (req.method() == http::verb::get && target == "/metrics") {
+      EngineStats s;
+      {
+        std::lock_guard lk(stats_mu);
+        s = stats_snapshot;
+      }
+      std::string text = prometheus_text(s, model_name, engine->config().hicache.enabled);
+      co_return co_await send_simple(stream, req.version(), ka, http::status::ok, "text/plain; version=0.0.4",
+                                     std::move(text));
+    }
+    if (req.method() == http::verb::post && (target == "/v1/completions" || target == "/v1/chat/completions"))
+      co_return co_await generate(stream, req, target == "/v1/chat/completions");
+    std::string body = error_json(404, "NotFoundError", "no route for " + std::string(req.method_string()) + " " + target);
+    co_return co_await send_simple(stream, req.version(), ka, http::status::not_found, "application/json",
+                                   std::move(body));
   }
 
   // Parses an OpenAI request body; returns an error message or empty.

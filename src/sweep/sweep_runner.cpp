@@ -396,14 +396,11 @@ class Sweep {
     cfg.client.url = base;
     cfg.client.endpoint_type = recipe_.replay_endpoint_type == "chat" ? EndpointType::chat : EndpointType::completions;
     cfg.client.model = model;
-    cfg.client.quiet = true;
-    cfg.client.artifact_dir = dir.string();
+    cfg.output.quiet = true;
+    cfg.output.artifact_dir = dir.string();
     cfg.lanes = p.conc;
-    cfg.client.concurrency = p.conc;
     cfg.duration_s = recipe_.duration_s;
-    cfg.client.duration_s = recipe_.duration_s;
     cfg.grace_s = recipe_.replay_grace_s;
-    cfg.client.grace_period_s = recipe_.replay_grace_s;
     cfg.system_idle_cap_s = recipe_.replay_system_idle_cap_s;
     cfg.warmup = recipe_.replay_warmup;
     cfg.benchmark_id = recipe_.name + "/" + p.exp_name + "/" + std::to_string(wall_ns());

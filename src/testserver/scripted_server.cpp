@@ -10,6 +10,7 @@
 
 #include "common/asio_aliases.h"
 #include "common/asio_server.h"
+#include "common/http_serve_loop.h"
 #include "common/clock.h"
 
 namespace agentperf::testserver {
@@ -74,37 +75,43 @@ struct ScriptedServer::Impl {
 
   template <class Stream>
   asio::awaitable<void> serve_stream(Stream& stream, std::uint64_t conn_id) {
-    beast::flat_buffer buffer;
     asio::steady_timer timer(io);
-    for (;;) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(512u << 20);
-      beast::get_lowest_layer(stream).expires_after(opts.idle_timeout);
-      auto [ec, n] = co_await http::async_read(stream, buffer, parser, nothrow);
-      if (ec) {
-        if (ec == beast::error::timeout) ++idle_closes;
-        break;
-      }
-      auto& msg = parser.get();
-      ReceivedRequest req;
-      req.received_ns = monotonic_ns();
-      req.connection_id = conn_id;
-      req.method = std::string(msg.method_string());
-      req.target = std::string(msg.target());
-      for (const auto& f : msg) {
-        std::string name(f.name_string());
-        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        req.headers[name] = std::string(f.value());
-      }
-      req.body = std::move(msg.body());
-      ++requests;
-      ScriptedResponse resp = handler(req);
-      beast::get_lowest_layer(stream).expires_never();
-      bool ok = co_await write_response(stream, timer, req, resp);
-      if (!ok || resp.close_after || resp.truncate || !msg.keep_alive() ||
-          resp.framing == ScriptedResponse::Framing::close_delimited)
-        break;
+    aio::ServeLimits limits;
+    limits.max_body_bytes = std::size_t(512) << 20;
+    limits.idle_timeout = opts.idle_timeout;
+    const auto end = co_await serve_requests(
+        stream, limits,
+        [this, &stream, &timer, conn_id](http::request<http::string_body>& msg) {
+          return answer(stream, timer, conn_id, msg);
+        },
+        [](const aio::Rejection& r) {
+          http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
+          res.set(http::field::content_type, "text/plain");
+          res.body() = r.message;
+          return res;
+        });
+    if (end == aio::ConnectionEnd::idle_timeout) ++idle_closes;
+  }
+
+  template <class Stream>
+  asio::awaitable<bool> answer(Stream& stream, asio::steady_timer& timer, std::uint64_t conn_id,
+                               http::request<http::string_body>& msg) {
+    ReceivedRequest req;
+    req.received_ns = monotonic_ns();
+    req.connection_id = conn_id;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    for (const auto& f : msg) {
+      std::string name(f.name_string());
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      req.headers[name] = std::string(f.value());
     }
+    req.body = std::move(msg.body());
+    ++requests;
+    ScriptedResponse resp = handler(req);
+    const bool ok = co_await write_response(stream, timer, req, resp);
+    co_return ok && !resp.close_after && !resp.truncate &&
+        resp.framing != ScriptedResponse::Framing::close_delimited;
   }
 
   template <class Stream>

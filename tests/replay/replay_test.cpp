@@ -72,7 +72,7 @@ replay::ReplayConfig config(const std::string& url, double duration) {
   replay::ReplayConfig c;
   c.client.url = url;
   c.client.endpoint_type = EndpointType::completions;
-  c.client.quiet = true;
+  c.output.quiet = true;
   c.lanes = 1;
   c.duration_s = duration;
   c.grace_s = 1;

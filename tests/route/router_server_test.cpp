@@ -17,6 +17,7 @@
 #include "replay/replay_runner.h"
 #include "sim/sim_server.h"
 #include "support/sim_backend.h"
+#include "support/raw_http.h"
 #include "testserver/scripted_server.h"
 #include "trace/synth.h"
 
@@ -106,7 +107,7 @@ double replay_hit_rate(route::Policy policy, std::uint64_t* per_backend_requests
   replay::ReplayConfig c;
   c.client.url = router.url();
   c.client.endpoint_type = EndpointType::completions;  // token-id prompts: exact without a tokenizer
-  c.client.quiet = true;
+  c.output.quiet = true;
   c.lanes = 12;
   c.duration_s = 3.0;
   c.grace_s = 10;
@@ -297,21 +298,9 @@ TEST(Router, MalformedRequestsAndOverload) {
   route::RouterServer router(o);
   router.start();
   // Not HTTP at all.
-  {
-    asio::io_context io;
-    tcp::socket sock(io);
-    sock.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), router.port()));
-    asio::write(sock, asio::buffer(std::string("GARBAGE GARBAGE\r\n\r\n")));
-    std::string got;
-    beast::error_code ec;
-    char buf[512];
-    for (;;) {
-      const std::size_t n = sock.read_some(asio::buffer(buf), ec);
-      if (ec) break;
-      got.append(buf, n);
-    }
-    EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << got;
-  }
+  const auto garbage = test_support::raw_exchange(router.port(), "GARBAGE GARBAGE\r\n\r\n");
+  EXPECT_EQ(garbage.received.rfind("HTTP/1.1 400", 0), 0u) << garbage.received;
+  EXPECT_NE(garbage.received.find("\"type\":\"BadRequest\""), std::string::npos) << garbage.received;
   // A body the cache-aware policy cannot read.
   const auto bad = call(router.port(), "/v1/chat/completions", "{not json");
   EXPECT_EQ(bad.status, 400);

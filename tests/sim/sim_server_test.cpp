@@ -10,6 +10,7 @@
 #include "load/load_runner.h"
 #include "metrics/export.h"
 #include "sim/predictor.h"
+#include "support/raw_http.h"
 #include "support/client_harness.h"
 
 using namespace agentperf;
@@ -124,6 +125,12 @@ TEST(SimServer, BadRequestsGetClearErrors) {
   auto route = h.send(completion("{}", "/v1/embeddings"));
   ASSERT_FALSE(route.ok());
   EXPECT_EQ(route.error->code, 404);
+  // A header block over 64 KiB: 431 with the engine's error shape, then close.
+  const auto huge = test_support::raw_exchange(
+      server.port(), "GET /health HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(70 * 1024, 'a') + "\r\n\r\n");
+  EXPECT_EQ(huge.received.rfind("HTTP/1.1 431", 0), 0u) << huge.received.substr(0, 200);
+  EXPECT_NE(huge.received.find("\"object\":\"error\""), std::string::npos);
+  EXPECT_TRUE(huge.closed_by_server);
   server.stop();
 }
 

@@ -130,7 +130,7 @@ TEST(ExactText, ChatReplaySendsExactMessages) {
   c.client.url = server.url();
   c.client.endpoint_type = EndpointType::chat;
   c.client.tokenizer_path = AGENTPERF_QWEN3_TOKENIZER_JSON;
-  c.client.quiet = true;
+  c.output.quiet = true;
   c.lanes = 1;
   c.duration_s = 0.3;
   c.warmup = false;
