@@ -7,8 +7,8 @@
 
 #include "common/error.h"
 #include "metrics/stats.h"
-#include "plan/point_engine_config.h"
-#include "plan/recipe.h"
+#include "recipe/point_engine_config.h"
+#include "recipe/recipe.h"
 #include "sim/memory_plan.h"
 #include "trace/trace_loader.h"
 
@@ -45,8 +45,8 @@ std::shared_ptr<PlanCommand> add_plan_commands(CLI::App& app) {
 namespace {
 
 int run_expand(PlanCommand& pc) {
-  const auto r = plan::load_recipe(pc.recipe);
-  const auto points = plan::expand(r);
+  const auto r = recipe::load_recipe(pc.recipe);
+  const auto points = recipe::expand(r);
   if (pc.json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (const auto& p : points)
@@ -67,11 +67,11 @@ int run_expand(PlanCommand& pc) {
 }
 
 int run_plan(PlanCommand& pc) {
-  const auto r = plan::load_recipe(pc.recipe);
+  const auto r = recipe::load_recipe(pc.recipe);
   if (r.sim_model_spec.empty()) throw UserError(pc.recipe + ": plan needs a 'sim' block (model-spec, hardware)");
   const auto model = sim::load_model_spec(r.sim_model_spec);
   const auto hw = sim::load_hardware_spec(r.sim_hardware_spec, pc.hardware_profile);
-  const auto points = plan::expand(r);
+  const auto points = recipe::expand(r);
 
   // Working set of a session: the peak context (in + out) of each trace.
   std::vector<double> ws;
@@ -84,7 +84,7 @@ int run_plan(PlanCommand& pc) {
     std::printf("%-62s %5s %11s %6s %7s %11s %7s %9s\n", "point", "conc", "kv_tokens", "slots", "run_cap", "host_tokens",
                 "H_gb", ws.empty() ? "" : "ws_fits");
   for (const auto& p : points) {
-    const auto mp = sim::plan_memory(model, hw, plan::engine_config_for(p));
+    const auto mp = sim::plan_memory(model, hw, recipe::engine_config_for(p));
     nlohmann::ordered_json row = {{"exp_name", p.exp_name}, {"tp", p.entry->tp}, {"conc", p.conc}, {"kv_tokens", mp.kv_tokens},
                                   {"state_slots", mp.mamba_slots}, {"max_running_requests", mp.max_running_requests},
                                   {"host_kv_tokens", mp.host_kv_tokens}, {"host_state_slots", mp.host_mamba_slots},
@@ -138,8 +138,8 @@ int run_plan(PlanCommand& pc) {
 
 int execute_plan_command(PlanCommand& pc) {
   if (pc.validate->parsed()) {
-    const auto r = plan::load_recipe(pc.recipe);
-    std::printf("%s: valid (%zu points)\n", pc.recipe.c_str(), plan::expand(r).size());
+    const auto r = recipe::load_recipe(pc.recipe);
+    std::printf("%s: valid (%zu points)\n", pc.recipe.c_str(), recipe::expand(r).size());
     return 0;
   }
   if (pc.expand->parsed()) return run_expand(pc);

@@ -261,7 +261,11 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command) {
                  cfg.request_rate ? ("open loop at " + std::to_string(*cfg.request_rate) + " req/s").c_str()
                                   : ("concurrency " + std::to_string(*cfg.concurrency)).c_str());
 
-  LoadRunner runner(cfg, model);
+  // The run's one identity: the aggregate's benchmark_id, and the salt of
+  // every X-Request-ID.
+  Rng id_rng(mix_seed(cfg.seed, static_cast<std::uint64_t>(wall_ns())));
+  const std::string benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
+  LoadRunner runner(cfg, model, benchmark_id);
   RecordStreamWriter records(dir / "profile_export.jsonl");
   runner.set_record_sink(&records);
   auto scraper = start_server_metrics(cfg, cfg);
@@ -278,14 +282,14 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command) {
   in.cli_command = cli_command;
   in.verdict = &verdict;
   in.records_error = records_error;
-  Rng id_rng(mix_seed(cfg.seed, static_cast<std::uint64_t>(wall_ns())));
-  in.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());
+  in.benchmark_id = benchmark_id;
   nlohmann::ordered_json agg = build_aggregate(result.records, in);
   return finish_measured_run(agg, verdict, dir, records_error, cfg.quiet);
 }
 
 int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& verdict, const std::filesystem::path& dir,
-                        const std::optional<std::string>& records_error, bool quiet) {
+                        const std::optional<std::string>& records_error, bool quiet,
+                        const std::function<void()>& print_more) {
   // The summary reaches the console whatever happens to the files.
   std::optional<std::string> write_error = records_error;
   try {
@@ -294,6 +298,7 @@ int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& ver
     if (!write_error) write_error = e.what();
   }
   print_summary(agg);
+  if (print_more) print_more();
   if (write_error) {
     std::fprintf(stderr, "agentperf: error: results could not be written: %s\n", write_error->c_str());
     return exit_code::write_failed;

@@ -3,6 +3,7 @@
 // (--request-rate) mode, and write AIPerf-compatible results.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,7 +51,9 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command);
 // The end of every measured run (profile, replay, run): writes the aggregate,
 // prints the summary even when a file cannot be written, and returns the
 // exit code: write_failed if any result file failed, else the verdict's.
+// `print_more` adds the command's own lines after the metric table.
 int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& verdict, const std::filesystem::path& dir,
-                        const std::optional<std::string>& records_error, bool quiet);
+                        const std::optional<std::string>& records_error, bool quiet,
+                        const std::function<void()>& print_more = {});
 
 }  // namespace agentperf::cli

@@ -154,42 +154,21 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   info.records_streamed = true;
   info.records_error = records.close();
   const RunVerdict verdict = replay::judge_replay(res, rc.max_error_rate);
-  nlohmann::ordered_json agg;
-  std::optional<std::string> write_error = info.records_error;
-  try {
-    agg = replay::write_replay_outputs(res, rc.cfg, info, dir, verdict);
-  } catch (const UserError& e) {
-    if (!write_error) write_error = e.what();
-  }
-  if (agg.is_null()) {
-    std::fprintf(stderr, "agentperf: error: results could not be written: %s\n", write_error->c_str());
-    return exit_code::write_failed;
-  }
-  print_summary(agg);
-  const auto& ixj = agg["inferencex"];
-  const auto& hit = ixj["cache"]["observed_cache_hit_rate"];
-  char observed[32] = "n/a";
-  if (!hit.is_null()) std::snprintf(observed, sizeof observed, "%.1f%%", 100 * hit.get<double>());
-  std::printf("InferenceX: %.1f total tok/s/GPU, %.1f output tok/s/GPU, interactivity p50 %.1f tok/s, cache hit %s "
-              "observed / %.1f%% theoretical\n",
-              ixj["throughput"]["per_gpu"]["total_tput_tps"].get<double>(),
-              ixj["throughput"]["per_gpu"]["output_tput_tps"].get<double>(),
-              ixj["latency"]["intvty"].is_null() ? 0.0 : ixj["latency"]["intvty"]["p50"].get<double>(), observed,
-              100 * ixj["cache"]["theoretical_cache_hit_rate"].get<double>());
-  if (hit.is_null()) std::printf("  (observed cache hit n/a: the server reports no cached tokens in its usage)\n");
-  std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s\n",
-              static_cast<long long>(res.plays_started), static_cast<long long>(res.plays_finished),
-              static_cast<long long>(res.warmup_primers), static_cast<long long>(res.warmup_pressure),
-              res.idle_skipped_s);
-  if (write_error) {
-    std::fprintf(stderr, "agentperf: error: results could not be written: %s\n", write_error->c_str());
-    return exit_code::write_failed;
-  }
-  std::printf("Results: %s\n", (dir / "profile_export_aiperf.json").c_str());
-  if (!verdict.complete)
-    std::fprintf(stderr, "agentperf: replay stopped early: %s; results are partial (complete: false)\n",
-                 verdict.stop_reason.c_str());
-  return verdict.exit_code;
+  const auto agg = replay::build_replay_aggregate(res, rc.cfg, info, verdict);
+  const InferenceXHeadline& ix = agg.inferencex;
+  return finish_measured_run(agg.json, verdict, dir, info.records_error, rc.output.quiet, [&] {
+    char observed[32] = "n/a";
+    if (ix.observed_cache_hit) std::snprintf(observed, sizeof observed, "%.1f%%", 100 * *ix.observed_cache_hit);
+    std::printf("InferenceX: %.1f total tok/s/GPU, %.1f output tok/s/GPU, interactivity p50 %.1f tok/s, cache hit %s "
+                "observed / %.1f%% theoretical\n",
+                ix.total_tput_per_gpu, ix.output_tput_per_gpu, ix.intvty_p50, observed, 100 * ix.theoretical_cache_hit);
+    if (!ix.observed_cache_hit)
+      std::printf("  (observed cache hit n/a: the server reports no cached tokens in its usage)\n");
+    std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s\n",
+                static_cast<long long>(res.plays_started), static_cast<long long>(res.plays_finished),
+                static_cast<long long>(res.warmup_primers), static_cast<long long>(res.warmup_pressure),
+                res.idle_skipped_s);
+  });
 }
 
 }  // namespace agentperf::cli

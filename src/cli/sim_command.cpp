@@ -21,9 +21,9 @@ namespace agentperf::cli {
 struct SimCommand {
   CLI::App* sim = nullptr;
   CLI::App* predict = nullptr;
-  CLI::App* plan = nullptr;
+  CLI::App* memory = nullptr;
   CLI::App* serve = nullptr;
-  SimEngineOptions predict_engine, plan_engine, serve_engine;
+  SimEngineOptions predict_engine, memory_engine, serve_engine;
   sim::SimServerOptions serve_opts;
   ProfileConfig load;
   ProfileCliText load_text;
@@ -123,12 +123,12 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
   return 0;
 }
 
-int run_plan(SimCommand& sc) {
-  finish_sim_engine_options(sc.plan_engine);
-  auto model = sim::load_model_spec(sc.plan_engine.model);
-  auto hw = load_engine_hardware(sc.plan_engine);
-  auto plan = sim::plan_memory(model, hw, sc.plan_engine.cfg);
-  std::printf("%s on %s, TP%d\n", model.name.c_str(), hw.name.c_str(), sc.plan_engine.cfg.tp);
+int run_memory(SimCommand& sc) {
+  finish_sim_engine_options(sc.memory_engine);
+  auto model = sim::load_model_spec(sc.memory_engine.model);
+  auto hw = load_engine_hardware(sc.memory_engine);
+  auto plan = sim::plan_memory(model, hw, sc.memory_engine.cfg);
+  std::printf("%s on %s, TP%d\n", model.name.c_str(), hw.name.c_str(), sc.memory_engine.cfg.tp);
   for (const auto& line : plan.derivation) std::printf("  %s\n", line.c_str());
   std::printf("  => KV pool %lld tokens, %lld state slots, max running requests %lld\n",
               static_cast<long long>(plan.kv_tokens), static_cast<long long>(plan.mamba_slots),
@@ -180,15 +180,16 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
                         "Model id reported by /v1/models (default: the spec's)")
       ->group("Server");
 
-  sc->plan = sc->sim->add_subcommand("plan", "Print the engine's memory pools and how they were derived");
-  add_sim_engine_options(*sc->plan, sc->plan_engine);
+  sc->memory = sc->sim->add_subcommand("memory", "Print the engine's memory pools (HBM weights, KV, state, host) and how they were derived");
+  sc->memory->alias("plan");  // its former name, kept so scripts keep working
+  add_sim_engine_options(*sc->memory, sc->memory_engine);
   return sc;
 }
 
 int execute_sim_command(SimCommand& sc, const std::string& cli_command) {
   if (sc.serve->parsed()) return run_serve(sc);
   if (sc.predict->parsed()) return run_predict(sc, cli_command);
-  if (sc.plan->parsed()) return run_plan(sc);
+  if (sc.memory->parsed()) return run_memory(sc);
   return -1;
 }
 

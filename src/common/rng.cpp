@@ -34,6 +34,12 @@ double Rng::exponential(double rate) {
 
 std::uint64_t Rng::below(std::uint64_t n) { return n == 0 ? 0 : next_u64() % n; }
 
+std::uint64_t seed_of(std::string_view s) noexcept {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   Rng r(a ^ 0x243F6A8885A308D3ull);
   std::uint64_t h = r.next_u64() ^ (b * 0x9E3779B97F4A7C15ull);

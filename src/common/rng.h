@@ -3,6 +3,7 @@
 // standard library.
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 namespace agentperf {
 
@@ -23,5 +24,8 @@ class Rng {
 
 // Mixes several values into one seed (stable across runs).
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b, std::uint64_t c = 0);
+
+// 64-bit FNV-1a of a string: a stable seed from a name or an id.
+std::uint64_t seed_of(std::string_view s) noexcept;
 
 }  // namespace agentperf

@@ -100,18 +100,21 @@ struct LoadRunner::Impl {
   std::string abort_reason;
   RecordSink* sink = nullptr;
   const bool ignore_eos = asks_ignore_eos(cfg);  // decided once, not per request
-  // Per-run salt of X-Request-ID: prompts stay seeded, ids never repeat
-  // across runs (a router or a server adopting X-Request-ID would otherwise
-  // see the previous run's ids again).
-  std::uint64_t run_salt = static_cast<std::uint64_t>(wall_ns()) ^ (static_cast<std::uint64_t>(::getpid()) << 32);
+  // Per-run salt of X-Request-ID, from the benchmark id: prompts stay
+  // seeded, ids never repeat across runs (a router or a server adopting
+  // X-Request-ID would otherwise see the previous run's ids again).
+  std::uint64_t run_salt = 0;
   // A worker thread that threw (out of memory, a bug): its cause, reported
   // as the run's failure instead of a silent "0 ok, 0 errors".
   std::mutex worker_failure_mu;
   std::string worker_failure;
 
-  Impl(const ProfileConfig& c, std::string m)
+  Impl(const ProfileConfig& c, std::string m, const std::string& benchmark_id)
       : cfg(c), model(std::move(m)), url(net::parse_url(c.url)), tok(load_tokenizer(c)), synth(c, exact_text(tok)),
         builder(c, model, net::join_path(url.path, c.endpoint_path())) {
+    run_salt = benchmark_id.empty()
+                   ? static_cast<std::uint64_t>(wall_ns()) ^ (static_cast<std::uint64_t>(::getpid()) << 32)
+                   : seed_of(benchmark_id);
     int n = cfg.workers;
     if (cfg.concurrency && !cfg.request_rate) n = std::min(n, *cfg.concurrency);
     const auto opts = client_options(cfg);
@@ -455,8 +458,8 @@ struct LoadRunner::Impl {
   }
 };
 
-LoadRunner::LoadRunner(const ProfileConfig& cfg, std::string model)
-    : impl_(std::make_unique<Impl>(cfg, std::move(model))) {}
+LoadRunner::LoadRunner(const ProfileConfig& cfg, std::string model, const std::string& benchmark_id)
+    : impl_(std::make_unique<Impl>(cfg, std::move(model), benchmark_id)) {}
 LoadRunner::~LoadRunner() = default;
 RunResult LoadRunner::run() { return impl_->run(); }
 LiveCounters& LoadRunner::counters() noexcept { return impl_->counters; }

@@ -19,7 +19,10 @@ namespace agentperf {
 class LoadRunner {
  public:
   // model: the resolved model name (after /v1/models discovery).
-  LoadRunner(const ProfileConfig& cfg, std::string model);
+  // benchmark_id: the run's one identity (written as benchmark_id in the
+  // aggregate); every X-Request-ID of the run is derived from it, so ids
+  // never repeat across runs while prompts stay seeded. Empty: a fresh one.
+  LoadRunner(const ProfileConfig& cfg, std::string model, const std::string& benchmark_id = {});
   ~LoadRunner();
 
   RunResult run();

@@ -32,7 +32,7 @@ json inverse_block(std::vector<double> v) {
 }
 }  // namespace
 
-json inferencex_request_metrics(const std::vector<RequestRecord>& records, const InferenceXInputs& in) {
+InferenceXAggregate inferencex_aggregate(const std::vector<RequestRecord>& records, const InferenceXInputs& in) {
   std::vector<double> ttft, e2el, itl, full_itl, e2el_per_token, isl, osl;
   std::int64_t ok = 0, errors = 0, warmup = 0;
   std::int64_t first_start = INT64_MAX, last_end = 0;
@@ -118,8 +118,23 @@ json inferencex_request_metrics(const std::vector<RequestRecord>& records, const
                 // (llama.cpp's server reuses prompts but reports none).
                 {"observed_cache_hit_rate", any_cached && sum_isl > 0 ? json(sum_cached / sum_isl) : json(nullptr)}};
   const double error_rate = ok + errors > 0 ? static_cast<double>(errors) / static_cast<double>(ok + errors) : 0.0;
-  j["validity"] = {{"error_rate", error_rate}, {"max_error_rate", in.max_error_rate}, {"valid", ok > 0 && error_rate <= in.max_error_rate}};
-  return j;
+  const bool valid = ok > 0 && error_rate <= in.max_error_rate;
+  j["validity"] = {{"error_rate", error_rate}, {"max_error_rate", in.max_error_rate}, {"valid", valid}};
+
+  InferenceXHeadline h;
+  h.total_tput_per_gpu = per(sum_isl + sum_osl) / gpus;
+  h.output_tput_per_gpu = per(sum_osl) / gpus;
+  auto p50 = [](std::vector<double> v) { return v.empty() ? 0.0 : summarize(v).percentile(50); };
+  h.intvty_p50 = itl.empty() ? 0.0 : interactivity(p50(itl));
+  h.e2e_norm_intvty_p50 = e2el_per_token.empty() ? 0.0 : interactivity(p50(e2el_per_token));
+  h.ttft_p50_s = p50(ttft);
+  h.e2el_p50_s = p50(e2el);
+  if (any_cached && sum_isl > 0) h.observed_cache_hit = sum_cached / sum_isl;
+  h.theoretical_cache_hit = j["cache"]["theoretical_cache_hit_rate"].get<double>();
+  h.records_profiled = ok;
+  h.records_error = errors;
+  h.valid = valid;
+  return {h, std::move(j)};
 }
 
 }  // namespace agentperf

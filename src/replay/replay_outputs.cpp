@@ -18,8 +18,8 @@ RunVerdict judge_replay(const ReplayResult& res, double max_error_rate) {
   return v;
 }
 
-nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
-                                            const std::filesystem::path& dir, const RunVerdict& verdict) {
+ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
+                                       const RunVerdict& verdict) {
   nlohmann::json input = cfg.client;
   // The load of a replay is its lanes and traces; these keys sit where
   // profile's input_config keeps them, so one reader serves both.
@@ -42,7 +42,8 @@ nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const Repla
   ix.gpus = info.gpus;
   ix.theoretical_hit_blocks = res.theoretical_hit_blocks;
   ix.theoretical_total_blocks = res.theoretical_total_blocks;
-  agg["inferencex"] = inferencex_request_metrics(res.run.records, ix);
+  auto ixa = inferencex_aggregate(res.run.records, ix);
+  agg["inferencex"] = std::move(ixa.json);
   agg["theoretical_prefix_cache_hit"] = {{"unit", "blocks"}, {"sum", res.theoretical_hit_blocks},
                                          {"count", res.theoretical_total_blocks},
                                          {"avg", res.theoretical_total_blocks ? double(res.theoretical_hit_blocks) / double(res.theoretical_total_blocks) : 0.0}};
@@ -56,8 +57,14 @@ nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const Repla
                    {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
                    {"deadlocks_broken", res.deadlocks_broken},
                    {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
-  write_run_results(dir, res.run.records, agg, info.records_streamed);
-  return agg;
+  return {std::move(agg), ixa.headline};
+}
+
+ReplayAggregate write_replay_outputs(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
+                                     const std::filesystem::path& dir, const RunVerdict& verdict) {
+  auto out = build_replay_aggregate(res, cfg, info, verdict);
+  write_run_results(dir, res.run.records, out.json, info.records_streamed);
+  return out;
 }
 
 }  // namespace agentperf::replay

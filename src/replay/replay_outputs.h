@@ -8,6 +8,7 @@
 #include <string>
 
 #include "metrics/export.h"
+#include "metrics/inferencex_aggregate.h"
 
 #include "replay/replay_runner.h"
 #include "trace/trace_loader.h"
@@ -31,10 +32,20 @@ struct ReplayRunInfo {
 // context-overflow gate (overflows above 1 % of requests).
 RunVerdict judge_replay(const ReplayResult& res, double max_error_rate);
 
-// Writes the aggregate (and the JSONL unless it was streamed) into `dir`,
-// whole or not at all, and returns the aggregate. The verdict is written
-// into it (complete, valid, invalid_reasons, metadata.submission_valid).
-nlohmann::ordered_json write_replay_outputs(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
-                                            const std::filesystem::path& dir, const RunVerdict& verdict);
+struct ReplayAggregate {
+  nlohmann::ordered_json json;     // profile_export_aiperf.json
+  InferenceXHeadline inferencex;   // its "inferencex" section's headline numbers, as values
+};
+
+// The aggregate: AIPerf's metrics, the InferenceX section, the verdict
+// (complete, valid, invalid_reasons, metadata.submission_valid) and the
+// replay counters. Writes nothing.
+ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
+                                       const RunVerdict& verdict);
+
+// build_replay_aggregate, then writes it (and the JSONL unless it was
+// streamed) into `dir`, whole or not at all.
+ReplayAggregate write_replay_outputs(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
+                                     const std::filesystem::path& dir, const RunVerdict& verdict);
 
 }  // namespace agentperf::replay

@@ -85,12 +85,6 @@ struct PendingTimer {
 
 enum class Mode { primers, pressure, profiling };
 
-std::uint64_t fnv(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 class Runner {
  public:
   Runner(const ReplayConfig& cfg, const std::vector<trace::WekaTrace>& traces, std::string model)
@@ -194,7 +188,7 @@ class Runner {
   // Cuts a tree at t*: turns recorded before it are history (done).
   void snapshot(Play& p, int lane) {
     const auto& tree = p.tree;
-    Rng rng(mix_seed(cfg_.seed, fnv(p.trace->id), static_cast<std::uint64_t>(lane)));
+    Rng rng(mix_seed(cfg_.seed, seed_of(p.trace->id), static_cast<std::uint64_t>(lane)));
     const double ratio = cfg_.t_star_min + (cfg_.t_star_max - cfg_.t_star_min) * rng.uniform();
     const double t_star = tree.t_begin + ratio * (tree.t_end - tree.t_begin);
     for (std::size_t s = 0; s < tree.streams.size(); ++s) {
@@ -518,7 +512,7 @@ class Runner {
   // X-Request-ID: salted with the per-run benchmark id, so ids never repeat
   // across runs (prompts stay seeded).
   std::string make_id(std::uint64_t i) const {
-    const std::uint64_t salt = mix_seed(cfg_.seed, fnv(cfg_.benchmark_id));
+    const std::uint64_t salt = mix_seed(cfg_.seed, seed_of(cfg_.benchmark_id));
     return make_request_id(mix_seed(salt, 0x4E9, i), mix_seed(salt, 0x4EA, i));
   }
 

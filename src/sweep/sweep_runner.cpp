@@ -22,8 +22,8 @@
 #include "metrics/record_stream.h"
 #include "metrics/inferencex_aggregate.h"
 #include "load/metrics_scraper.h"
-#include "plan/point_engine_config.h"
-#include "plan/recipe.h"
+#include "recipe/point_engine_config.h"
+#include "recipe/recipe.h"
 #include "replay/replay_outputs.h"
 #include "replay/replay_runner.h"
 #include "sim/engine.h"
@@ -63,32 +63,23 @@ void count(PointCounts& c, const Measured& m) {
   }
 }
 
-std::string row_label(const plan::SearchSpaceEntry& e) {
+std::string row_label(const recipe::SearchSpaceEntry& e) {
   return "tp" + std::to_string(e.tp) + (e.ep > 1 ? " ep" + std::to_string(e.ep) : "") + " spec:" + e.spec_decoding +
          " offload:" + e.kv_offloading;
 }
 
-double num(const ojson& j, std::initializer_list<const char*> path) {
-  const ojson* n = &j;
-  for (const char* k : path) {
-    if (!n->is_object() || !n->contains(k)) return 0;
-    n = &(*n)[k];
-  }
-  return n->is_number() ? n->get<double>() : 0;
-}
-
-// Fills the row's metrics from an InferenceX aggregate.
-void take_metrics(PointRow& row, const ojson& ix) {
-  row.total_tput_per_gpu = num(ix, {"throughput", "per_gpu", "total_tput_tps"});
-  row.output_tput_per_gpu = num(ix, {"throughput", "per_gpu", "output_tput_tps"});
-  row.intvty_p50 = num(ix, {"latency", "intvty", "p50"});
-  row.e2e_norm_intvty_p50 = num(ix, {"latency", "e2e_norm_intvty", "p50"});
-  row.ttft_p50_ms = 1000 * num(ix, {"latency", "ttft", "p50"});
-  row.e2el_p50_s = num(ix, {"latency", "e2el", "p50"});
-  row.cache_hit = num(ix, {"cache", "observed_cache_hit_rate"});
-  row.requests = static_cast<long long>(num(ix, {"request_accounting", "records_profiled"}));
-  row.errors = static_cast<long long>(num(ix, {"request_accounting", "records_error_dropped"}));
-  row.valid = ix.contains("validity") && ix["validity"].value("valid", false);
+// Fills the row's metrics from an InferenceX aggregate's headline.
+void take_metrics(PointRow& row, const InferenceXHeadline& ix) {
+  row.total_tput_per_gpu = ix.total_tput_per_gpu;
+  row.output_tput_per_gpu = ix.output_tput_per_gpu;
+  row.intvty_p50 = ix.intvty_p50;
+  row.e2e_norm_intvty_p50 = ix.e2e_norm_intvty_p50;
+  row.ttft_p50_ms = 1000 * ix.ttft_p50_s;
+  row.e2el_p50_s = ix.e2el_p50_s;
+  row.cache_hit = ix.observed_cache_hit.value_or(0.0);
+  row.requests = static_cast<long long>(ix.records_profiled);
+  row.errors = static_cast<long long>(ix.records_error);
+  row.valid = ix.valid;
 }
 
 PointMetrics metrics_of(const PointRow& r) {
@@ -127,9 +118,9 @@ std::string first_model(const std::string& models_body) {
 
 class Sweep {
  public:
-  explicit Sweep(const SweepOptions& o) : o_(o), recipe_(plan::load_recipe(o.recipe_path)) {
+  explicit Sweep(const SweepOptions& o) : o_(o), recipe_(recipe::load_recipe(o.recipe_path)) {
     if (o_.duration_s) recipe_.duration_s = *o_.duration_s;
-    points_ = plan::expand(recipe_);
+    points_ = recipe::expand(recipe_);
     index_rows();
     if (points_.empty()) throw UserError(o.recipe_path + ": the recipe has no points (no search-space rows)");
     if (o_.dry_run && recipe_.sim_model_spec.empty())
@@ -179,7 +170,7 @@ class Sweep {
 
  private:
   // Rows in recipe order; entries_ are the search-space rows, row_of maps a point to its row.
-  int row_of(const plan::ExpandedPoint& p) {
+  int row_of(const recipe::ExpandedPoint& p) {
     for (int i = 0; i < static_cast<int>(entries_.size()); ++i)
       if (entries_[i] == p.entry) return i;
     return 0;
@@ -225,7 +216,7 @@ class Sweep {
 
   // A point at any conc of a row: list points as expanded, others through a
   // one-conc copy of the recipe (the launcher's derived values follow conc).
-  const plan::ExpandedPoint& point_at(int row, int conc) {
+  const recipe::ExpandedPoint& point_at(int row, int conc) {
     for (const auto& p : points_)
       if (p.entry == entries_[row] && p.conc == conc) return p;
     auto& r = extra_recipes_.emplace_back(recipe_);
@@ -235,7 +226,7 @@ class Sweep {
     for (std::size_t b = 0; b < recipe_.agentic.size(); ++b)
       for (std::size_t e = 0; e < recipe_.agentic[b].search_space.size(); ++e)
         if (&recipe_.agentic[b].search_space[e] == entries_[row]) r.agentic[b].search_space[e].conc_list = {conc};
-    auto expanded = plan::expand(r);
+    auto expanded = recipe::expand(r);
     if (expanded.size() != 1) throw UserError("internal: adaptive point expansion gave " + std::to_string(expanded.size()) + " points");
     extra_points_.push_back(expanded.front());
     return extra_points_.back();
@@ -296,7 +287,7 @@ class Sweep {
     out.searches.push_back(ro);
   }
 
-  void record_pruned(const plan::ExpandedPoint& p, int row, const RowOutcome& ro) {
+  void record_pruned(const recipe::ExpandedPoint& p, int row, const RowOutcome& ro) {
     if (auto old = store_->get(recipe_.name, p.exp_name); old && final_status(old->status)) return;
     PointRow r = base_row(p, row, false);
     r.status = "pruned";
@@ -307,7 +298,7 @@ class Sweep {
     store_->put(r);
   }
 
-  PointRow base_row(const plan::ExpandedPoint& p, int row, bool added) const {
+  PointRow base_row(const recipe::ExpandedPoint& p, int row, bool added) const {
     PointRow r;
     r.sweep = recipe_.name;
     r.exp_name = p.exp_name;
@@ -322,7 +313,7 @@ class Sweep {
     return r;
   }
 
-  Measured measure(const plan::ExpandedPoint& p, int row, bool added) {
+  Measured measure(const recipe::ExpandedPoint& p, int row, bool added) {
     if (o_.resume)
       if (auto old = store_->get(recipe_.name, p.exp_name); old && final_status(old->status) && old->mode == (o_.dry_run ? "predict" : "server")) {
         say(p.exp_name + ": " + old->status + " in the store, reused");
@@ -375,7 +366,7 @@ class Sweep {
     return b;
   }
 
-  void serve_point(const plan::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
+  void serve_point(const recipe::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
     const int port = free_local_port();
     std::string cmd = p.command;
     for (std::size_t at; (at = cmd.find("{port}")) != std::string::npos;) cmd.replace(at, 6, std::to_string(port));
@@ -441,7 +432,7 @@ class Sweep {
     info.records_error = records.close();
     if (info.records_error) throw UserError("sweep point " + p.exp_name + ": " + *info.records_error, exit_code::write_failed);
     const auto agg = replay::write_replay_outputs(res, cfg, info, dir, replay::judge_replay(res, 0.10));
-    take_metrics(r, agg["inferencex"]);
+    take_metrics(r, agg.inferencex);
     if (res.run.interrupted) {
       r.status = "interrupted";
       r.diagnosis = res.abort_reason;
@@ -454,9 +445,9 @@ class Sweep {
     }
   }
 
-  void predict_point(const plan::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
+  void predict_point(const recipe::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
     auto model = sim::load_model_spec(recipe_.sim_model_spec);
-    sim::Engine engine(model, sim::load_hardware_spec(recipe_.sim_hardware_spec), plan::engine_config_for(p));
+    sim::Engine engine(model, sim::load_hardware_spec(recipe_.sim_hardware_spec), recipe::engine_config_for(p));
     sim::AgenticConfig agentic;
     agentic.sessions = p.conc;
     agentic.max_context = std::min(agentic.max_context, model.max_context - 2 * static_cast<int>(agentic.turn_output.mean));
@@ -480,12 +471,13 @@ class Sweep {
     in.cli_command = "agentperf sweep --dry-run " + o_.recipe_path + " (point " + p.exp_name + ")";
     in.benchmark_id = "sim-predict/" + p.exp_name;
     ojson agg = build_aggregate(res.run.records, in);
-    agg["inferencex"] = inferencex_request_metrics(res.run.records, ix);
+    auto ixa = inferencex_aggregate(res.run.records, ix);
+    agg["inferencex"] = std::move(ixa.json);
     agg["sim"] = {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
                   {"retractions", res.engine.retractions}};
     write_run_results(dir, res.run.records, agg, false);
     r.server_command = "sim predict (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
-    take_metrics(r, agg["inferencex"]);
+    take_metrics(r, ixa.headline);
     r.status = r.valid ? "done" : "failed";
     if (!r.valid) r.diagnosis = "invalid prediction: error rate above the InferenceX threshold";
   }
@@ -514,11 +506,11 @@ class Sweep {
   }
 
   SweepOptions o_;
-  plan::Recipe recipe_;
-  std::vector<plan::ExpandedPoint> points_;
-  std::vector<const plan::SearchSpaceEntry*> entries_;
-  std::deque<plan::Recipe> extra_recipes_;
-  std::deque<plan::ExpandedPoint> extra_points_;
+  recipe::Recipe recipe_;
+  std::vector<recipe::ExpandedPoint> points_;
+  std::vector<const recipe::SearchSpaceEntry*> entries_;
+  std::deque<recipe::Recipe> extra_recipes_;
+  std::deque<recipe::ExpandedPoint> extra_points_;
   std::unique_ptr<ResultsStore> store_;
   std::vector<trace::WekaTrace> traces_;
   trace::LoadStats stats_;
@@ -575,8 +567,8 @@ int sweep_exit_code(const SweepOutcome& o) {
 }
 
 std::string emit_slurm(const SweepOptions& o) {
-  const auto recipe = plan::load_recipe(o.recipe_path);
-  const auto points = plan::expand(recipe);
+  const auto recipe = recipe::load_recipe(o.recipe_path);
+  const auto points = recipe::expand(recipe);
   if (points.empty()) throw UserError(o.recipe_path + ": the recipe has no points");
   int gpus = 1;
   for (const auto& p : points) gpus = std::max(gpus, p.entry->tp * p.entry->pp);

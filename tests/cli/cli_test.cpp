@@ -153,7 +153,7 @@ TEST(Cli, SimPlanAndPredictReportClearErrors) {
   auto bad = run_cli("sim plan --model-spec qwen3.5-397b-a17b-nvfp4 --hardware b200 --tp 1");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.output.find("does not fit"), std::string::npos) << bad.output;
-  auto spec = run_cli("sim plan --model-spec /nonexistent.json");
+  auto spec = run_cli("sim memory --model-spec /nonexistent.json");
   EXPECT_EQ(spec.code, 2);
   EXPECT_NE(spec.output.find("no such file"), std::string::npos) << spec.output;
   auto draft = run_cli("sim predict -c 1 --speculative-algorithm NEXTN --speculative-num-steps 3 "
@@ -244,6 +244,6 @@ TEST(Cli, CalibrateProfileFromShippedMeasurementsAndChecks) {
   auto wrong = run_cli("calibrate check " + out.string() + " --hardware b200");
   EXPECT_NE(wrong.code, 0);
   EXPECT_NE(wrong.output.find("hbm_bandwidth"), std::string::npos) << wrong.output;
-  auto sim = run_cli("sim plan --model-spec qwen3-8b --hardware h200 --hardware-profile " + out.string());
+  auto sim = run_cli("sim memory --model-spec qwen3-8b --hardware h200 --hardware-profile " + out.string());
   EXPECT_EQ(sim.code, 0) << sim.output;
 }

@@ -19,7 +19,7 @@
 
 #include "common/error.h"
 #include "common/run_control.h"
-#include "plan/recipe.h"
+#include "recipe/recipe.h"
 #include "sweep/results_store.h"
 #include "sweep/server_process.h"
 #include "sweep/sweep_runner.h"
@@ -275,9 +275,9 @@ TEST(Sweep, EveryPointOfTheShippedSimRecipeStartsItsServer) {
   // The recipe's flags (the launcher's {hicache_args} included) must be ones
   // `agentperf sim serve` accepts: start each point's server and wait for it.
   const auto dir = temp_dir("shipped");
-  const auto recipe = plan::load_recipe(std::string(AGENTPERF_RECIPES_DIR) + "/sim-qwen3-8b-h200.yaml");
+  const auto recipe = recipe::load_recipe(std::string(AGENTPERF_RECIPES_DIR) + "/sim-qwen3-8b-h200.yaml");
   std::set<std::string> seen;
-  for (const auto& p : plan::expand(recipe)) {
+  for (const auto& p : recipe::expand(recipe)) {
     std::string cmd = p.command;
     const int port = sweep::free_local_port();
     cmd.replace(cmd.find("{port}"), 6, std::to_string(port));

@@ -1,6 +1,6 @@
-#include "plan/point_engine_config.h"
+#include "recipe/point_engine_config.h"
 
-namespace agentperf::plan {
+namespace agentperf::recipe {
 
 sim::EngineConfig engine_config_for(const ExpandedPoint& p) {
   sim::EngineConfig c;
@@ -18,4 +18,4 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p) {
   return c;
 }
 
-}  // namespace agentperf::plan
+}  // namespace agentperf::recipe

@@ -1,4 +1,4 @@
-#include "plan/recipe.h"
+#include "recipe/recipe.h"
 
 #include <filesystem>
 
@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 
-namespace agentperf::plan {
+namespace agentperf::recipe {
 namespace {
 
 class Node {
@@ -295,4 +295,4 @@ std::vector<ExpandedPoint> expand(const Recipe& r) {
   return out;
 }
 
-}  // namespace agentperf::plan
+}  // namespace agentperf::recipe

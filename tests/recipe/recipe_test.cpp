@@ -5,7 +5,7 @@
 // KV H + Mamba H + draft H/15). github.com/SemiAnalysisAI/InferenceX @ 843c6254ff69,
 // utils/matrix_logic/generate_sweep_configs.py (agentic_dram_offload_gb) and
 // benchmarks/single_node/agentic/qwen3.5_fp4_b200_sglang_mtp.sh.
-#include "plan/recipe.h"
+#include "recipe/recipe.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 #include "common/error.h"
 
 using namespace agentperf;
-using namespace agentperf::plan;
+using namespace agentperf::recipe;
 
 namespace {
 std::string write(const std::string& name, const std::string& text) {

@@ -2,11 +2,11 @@
 // for SGLang (mem fraction 0.80, 2 x conc running, graph cap, MTP, HiCache
 // with page 64 and write_through_selective when the point offloads to DRAM).
 #pragma once
-#include "plan/recipe.h"
+#include "recipe/recipe.h"
 #include "sim/engine_config.h"
 
-namespace agentperf::plan {
+namespace agentperf::recipe {
 
 sim::EngineConfig engine_config_for(const ExpandedPoint& p);
 
-}  // namespace agentperf::plan
+}  // namespace agentperf::recipe

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace agentperf::plan {
+namespace agentperf::recipe {
 
 struct SearchSpaceEntry {
   int tp = 1, ep = 1, pp = 1;
@@ -69,4 +69,4 @@ std::int64_t total_cpu_dram_gb(std::int64_t available_mib, double utilization, i
 // H per rank with 1 GB kept per rank: floor((total - tp) x 15 / tp / 31)
 std::int64_t hicache_size_per_rank_gb(std::int64_t total_gb, int tp);
 
-}  // namespace agentperf::plan
+}  // namespace agentperf::recipe
