@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/profile_command.h"
+#include "cli/replay_options.h"
 #include "cli/sim_options.h"
 #include "common/error.h"
 #include "metrics/export.h"
 #include "sim/engine.h"
 #include "sim/predictor.h"
+#include "replay/virtual_replay.h"
 #include "sim/sim_server.h"
 
 #include <csignal>
@@ -28,6 +30,8 @@ struct SimCommand {
   ProfileConfig load;
   ProfileCliText load_text;
   sim::AgenticConfig agentic;
+  replay::ReplayConfig replay;  // with --traces: the replay schedule
+  ReplayTraceOptions traces;
   bool write_results = false;
 };
 
@@ -72,10 +76,73 @@ void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan
                  static_cast<long long>(s.spec_verify_steps));
 }
 
+// `sim predict --traces`: the replay schedule of `agentperf replay`, played
+// on the engine in virtual time (replay/virtual_replay.h). The load flags
+// map onto it: --concurrency is the lane count, --duration, --grace-period,
+// --random-seed and --failed-request-threshold keep their meaning.
+// What the simulator adds to a prediction's aggregate.
+nlohmann::ordered_json sim_section(const sim::EngineStats& e, const sim::MemoryPlan& plan, double virtual_s, double cpu_s) {
+  return {{"virtual_seconds", virtual_s}, {"cpu_seconds", cpu_s}, {"speedup", cpu_s > 0 ? virtual_s / cpu_s : 0.0},
+          {"kv_tokens", plan.kv_tokens}, {"state_slots", plan.mamba_slots}, {"retractions", e.retractions},
+          {"cache_hit_rate", e.prompt_tokens_total ? double(e.cached_tokens_total) / double(e.prompt_tokens_total) : 0.0}};
+}
+
+int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
+  auto& load = sc.load;
+  auto& cfg = sc.replay;
+  if (!load.concurrency) throw UserError("sim predict --traces needs --concurrency N (the lanes)");
+  if (load.request_rate) throw UserError("sim predict --traces: --request-rate does not apply (lanes are closed loops)");
+  cfg.lanes = *load.concurrency;
+  if (load.duration_s) cfg.duration_s = *load.duration_s;
+  cfg.grace_s = load.grace_period_s;
+  cfg.seed = load.seed;
+  cfg.failed_request_threshold = load.failed_request_threshold;
+  cfg.output.quiet = true;
+  cfg.benchmark_id = "sim-predict";
+  if (load.token_id_range_given) {
+    try {
+      cfg.token_ids = trace::TokenIdRange::from_bounds(load.token_id_min, load.token_id_max);
+    } catch (const std::invalid_argument& e) {
+      throw UserError("--token-id-range '" + sc.load_text.token_id_range + "': " + e.what());
+    }
+  }
+  trace::LoadStats stats;
+  auto traces = load_replay_traces(sc.traces, cfg, load.quiet, stats);
+  sim::Engine engine(sim::load_model_spec(sc.predict_engine.model), load_engine_hardware(sc.predict_engine),
+                     sc.predict_engine.cfg);
+  auto res = replay::predict_replay(engine, cfg, traces);
+
+  replay::ReplayRunInfo info;
+  info.traces_source = sc.traces.traces;
+  info.stats = stats;
+  info.gpus = sc.traces.gpus;
+  info.cli_command = cli_command;
+  info.variant_256k = sc.traces.load.variant_256k;
+  const RunVerdict verdict = replay::judge_replay(res.replay, 0.10);
+  auto agg = replay::build_replay_aggregate(res.replay, cfg, info, verdict);
+  agg.json["input_config"]["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},
+                                        {"tp", sc.predict_engine.cfg.tp}, {"virtual_time", true}};
+  agg.json["sim"] = sim_section(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
+  print_summary(agg.json);
+  print_replay_lines(agg.inferencex, res.replay);
+  print_engine_summary(res.engine, engine.plan(), stdout);
+  std::printf("Simulated %.1f s of engine time in %.2f s of CPU (%.0fx real time)\n", res.virtual_seconds,
+              res.cpu_seconds, res.cpu_seconds > 0 ? res.virtual_seconds / res.cpu_seconds : 0.0);
+  if (sc.write_results) {
+    write_run_results(load.artifact_dir, res.replay.run.records, agg.json, false);
+    std::printf("Results: %s\n", (std::filesystem::path(load.artifact_dir) / "profile_export_aiperf.json").c_str());
+  }
+  return verdict.exit_code;
+}
+
 int run_predict(SimCommand& sc, const std::string& cli_command) {
   finish_sim_engine_options(sc.predict_engine);
   finish_profile_options(sc.load, sc.load_text);
   auto& load = sc.load;
+  if (!sc.traces.traces.empty()) {
+    if (sc.agentic.sessions > 0) throw UserError("give --traces or --agentic-sessions, not both");
+    return run_predict_traces(sc, cli_command);
+  }
   if (sc.agentic.sessions > 0) {
     if (!load.duration_s && !load.request_count)
       throw UserError("an agentic prediction needs --duration S (or --request-count N)");
@@ -105,13 +172,7 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
   in.cli_command = cli_command;
   in.benchmark_id = "sim-predict";
   auto agg = build_aggregate(res.run.records, in);
-  agg["sim"] = {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
-                {"speedup", res.cpu_seconds > 0 ? res.virtual_seconds / res.cpu_seconds : 0.0},
-                {"kv_tokens", engine.plan().kv_tokens}, {"state_slots", engine.plan().mamba_slots},
-                {"retractions", res.engine.retractions},
-                {"cache_hit_rate", res.engine.prompt_tokens_total
-                                       ? double(res.engine.cached_tokens_total) / double(res.engine.prompt_tokens_total)
-                                       : 0.0}};
+  agg["sim"] = sim_section(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
   print_summary(agg);
   print_engine_summary(res.engine, engine.plan(), stdout);
   std::printf("Simulated %.1f s of engine time in %.2f s of CPU (%.0fx real time)\n", res.virtual_seconds,
@@ -153,6 +214,8 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   sc->predict->add_option("-o,--artifact-dir", sc->load.artifact_dir, "Also write profile_export files here")
       ->each([&w = sc->write_results](const std::string&) { w = true; })
       ->group("Output");
+  add_replay_schedule_options(*sc->predict, sc->replay, sc->traces, /*with_run_flags=*/false,
+                              /*traces_required=*/false);
   auto* a = "Agentic workload";
   sc->predict->add_option("--agentic-sessions", sc->agentic.sessions,
                           "Lanes of coding-agent sessions (replaces the synthetic single-turn stream)")

@@ -1,6 +1,7 @@
 #include "common/clock.h"
 
 #include <chrono>
+#include <ctime>
 
 namespace agentperf {
 
@@ -24,3 +25,9 @@ ClockAnchor ClockAnchor::now() noexcept {
 }
 
 }  // namespace agentperf
+
+double agentperf::process_cpu_seconds() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}

@@ -12,6 +12,10 @@ std::int64_t monotonic_ns() noexcept;
 // Nanoseconds since the Unix epoch (CLOCK_REALTIME).
 std::int64_t wall_ns() noexcept;
 
+// CPU seconds this process has used (CLOCK_PROCESS_CPUTIME_ID): what a
+// virtual-time run costs.
+double process_cpu_seconds() noexcept;
+
 // A fixed pairing of the two clocks taken at one instant, used to convert
 // monotonic stamps into wall-clock stamps without a second clock read.
 struct ClockAnchor {

@@ -17,12 +17,6 @@
 namespace agentperf::sim {
 namespace {
 
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 // The synthetic stream of `agentperf profile`, as token vectors.
 class SyntheticSource {
  public:

@@ -131,6 +131,36 @@ std::string PromptBuilder::tail(TurnRef where, std::int64_t start, std::int64_t 
   return s;
 }
 
+void PromptBuilder::append_token_ids(const TraceCall& call, TurnRef where, std::vector<std::int32_t>& out) {
+  const std::int64_t bs = trace_.block_size;
+  const auto blocks = static_cast<std::int64_t>(call.hash_ids.size());
+  const std::int64_t full = std::min(blocks, call.in / bs);
+  const std::int64_t rest = call.in - full * bs;
+  auto ids_of = [&](std::int64_t hash_id) -> const std::vector<std::int32_t>& {
+    auto it = block_ids_.find(hash_id);
+    if (it == block_ids_.end()) it = block_ids_.emplace(hash_id, block_tokens(hash_id)).first;
+    return it->second;
+  };
+  out.reserve(out.size() + static_cast<std::size_t>(call.in));
+  for (std::int64_t i = 0; i < full; ++i) {
+    const auto& b = ids_of(call.hash_ids[static_cast<std::size_t>(i)]);
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  if (rest <= 0) return;
+  std::int64_t from_block = 0;
+  if (full < blocks) {
+    from_block = std::min(rest, bs);
+    const auto& b = ids_of(call.hash_ids[static_cast<std::size_t>(full)]);
+    out.insert(out.end(), b.begin(), b.begin() + from_block);
+  }
+  // The tail: the same draws tail() writes as text.
+  const std::int64_t start = full * bs + from_block;
+  Rng rng(mix_seed(trace_seed_, (static_cast<std::uint64_t>(where.stream) << 32) | static_cast<std::uint32_t>(where.turn),
+                   0x7A11 + static_cast<std::uint64_t>(start)));
+  for (std::int64_t i = 0; i < rest - from_block; ++i)
+    out.push_back(ids_.min + static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(ids_.span))));
+}
+
 PromptPieces PromptBuilder::build(const TraceCall& call, TurnRef where) {
   PromptPieces p;
   p.token_ids = !text_;

@@ -67,6 +67,10 @@ class PromptBuilder {
   PromptPieces build(const TraceCall& call, TurnRef where);
   // Token ids of a block (token-id mode), for tests and the simulator.
   std::vector<std::int32_t> block_tokens(std::int64_t hash_id) const;
+  // The prompt build() writes in token-id mode, as ids appended to `out`
+  // (the virtual-time replay's engine input): the same ids, in the same
+  // order, that the completions request carries.
+  void append_token_ids(const TraceCall& call, TurnRef where, std::vector<std::int32_t>& out);
   std::size_t cached_blocks() const { return blocks_.size(); }
 
  private:
@@ -79,6 +83,7 @@ class PromptBuilder {
   std::shared_ptr<const tokenizer::ExactTextBuilder> text_;
   TokenIdRange ids_;
   std::unordered_map<std::int64_t, std::shared_ptr<const std::string>> blocks_;
+  std::unordered_map<std::int64_t, std::vector<std::int32_t>> block_ids_;  // append_token_ids' cache
 };
 
 }  // namespace agentperf::trace

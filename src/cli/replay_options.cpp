@@ -1,0 +1,90 @@
+#include "cli/replay_options.h"
+
+#include <cstdio>
+
+#include "common/clock.h"
+#include "common/error.h"
+
+namespace agentperf::cli {
+
+void add_replay_schedule_options(CLI::App& cmd, replay::ReplayConfig& cfg, ReplayTraceOptions& t,
+                                 bool with_run_flags, bool traces_required) {
+  auto* g = "Replay";
+  auto* traces = cmd.add_option("--traces,--input-file", t.traces, "Weka traces: .jsonl/.json[.zst] file or directory")
+                     ->group(g);
+  if (traces_required) traces->required();
+  if (with_run_flags) {
+    cmd.add_option("--lanes,-c,--concurrency", cfg.lanes, "Lanes: session trees played at once")
+        ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+    cmd.add_option("-d,--duration,--benchmark-duration", cfg.duration_s, "Seconds of sending")
+        ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+    cmd.add_option("--grace-period,--benchmark-grace-period", cfg.grace_s,
+                   "Seconds for in-flight requests after --duration")
+        ->check(CLI::NonNegativeNumber)->capture_default_str()->group(g);
+    cmd.add_option("--failed-request-threshold", cfg.failed_request_threshold,
+                   "Stop once the profiling error ratio exceeds this (InferenceX: 0.10)")
+        ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(g);
+    cmd.add_option("--random-seed", cfg.seed, "Seed of the block contents")->capture_default_str()->group(g);
+  }
+  cmd.add_option("--system-idle-cap", cfg.system_idle_cap_s, "Longest wait with nothing in flight anywhere")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  cmd.add_option("--trace-idle-gap-cap-seconds", cfg.tree_idle_cap_s, "Longest idle gap of one session tree")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  cmd.add_flag("!--no-cache-bust", cfg.cache_bust, "Do not add the per-play [rid:...] marker")->group(g);
+  cmd.add_option("--trace-format", t.format, "weka, mooncake, or auto (mooncake rows have input_length)")
+      ->check(CLI::IsMember({"auto", "weka", "mooncake"}))->capture_default_str()->group(g);
+  cmd.add_flag("--routing-headers", cfg.routing_headers,
+               "Send X-SMG-Routing-Key (the session tree) and X-Session-ID (the conversation)")->group(g);
+  cmd.add_option("--max-context-length", t.max_context, "Drop traces whose peak in+out exceeds this")
+      ->check(CLI::PositiveNumber)->group(g);
+  cmd.add_flag("--256k", t.load.variant_256k, "Drop calls with in+out > 256,000")->group(g);
+  cmd.add_option("--num-dataset-entries", t.entries, "Use the first N traces")->check(CLI::PositiveNumber)->group(g);
+  cmd.add_option("--gpus", t.gpus, "GPUs behind the endpoint (throughput per GPU)")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  auto* w = "Warmup";
+  cmd.add_flag("!--no-warmup", cfg.warmup, "Start every lane at turn 0, with no t* snapshot, primers or pressure requests")
+      ->group(w);
+  cmd.add_option("--trajectory-start-min-ratio", cfg.t_star_min, "t* lower bound, as a share of the tree's span")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(w);
+  cmd.add_option("--trajectory-start-max-ratio", cfg.t_star_max, "t* upper bound")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(w);
+  cmd.add_option("--warmup-requests-per-lane", cfg.warmup_requests_per_lane,
+                 "Zero-delay one-token requests per lane after the primers")
+      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(w);
+  cmd.add_option("--warmup-spread-seconds", cfg.warmup_spread_s, "Longest span of the primer spread")
+      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(w);
+  cmd.add_option("--warmup-grace-period", cfg.warmup_grace_s, "Seconds warmup may take before profiling starts anyway")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(w);
+}
+
+std::vector<trace::WekaTrace> load_replay_traces(ReplayTraceOptions& t, const replay::ReplayConfig& cfg, bool quiet,
+                                                 trace::LoadStats& stats) {
+  if (t.max_context > 0) t.load.max_context_length = t.max_context;
+  if (t.entries > 0) t.load.num_dataset_entries = t.entries;
+  if (cfg.t_star_min > cfg.t_star_max)
+    throw UserError("--trajectory-start-min-ratio must not exceed --trajectory-start-max-ratio");
+  const auto t0 = monotonic_ns();
+  auto traces = trace::load_traces(t.traces, t.format, t.load, &stats);
+  if (traces.empty()) throw UserError("no traces left in '" + t.traces + "' after the filters");
+  if (!quiet)
+    std::fprintf(stderr, "agentperf: loaded %lld traces (%lld requests) in %.2f s\n",
+                 static_cast<long long>(stats.traces_kept), static_cast<long long>(stats.requests_kept),
+                 static_cast<double>(monotonic_ns() - t0) / 1e9);
+  return traces;
+}
+
+void print_replay_lines(const InferenceXHeadline& ix, const replay::ReplayResult& res) {
+  char observed[32] = "n/a";
+  if (ix.observed_cache_hit) std::snprintf(observed, sizeof observed, "%.1f%%", 100 * *ix.observed_cache_hit);
+  std::printf("InferenceX: %.1f total tok/s/GPU, %.1f output tok/s/GPU, interactivity p50 %.1f tok/s, cache hit %s "
+              "observed / %.1f%% theoretical\n",
+              ix.total_tput_per_gpu, ix.output_tput_per_gpu, ix.intvty_p50, observed, 100 * ix.theoretical_cache_hit);
+  if (!ix.observed_cache_hit)
+    std::printf("  (observed cache hit n/a: the server reports no cached tokens in its usage)\n");
+  std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s\n",
+              static_cast<long long>(res.plays_started), static_cast<long long>(res.plays_finished),
+              static_cast<long long>(res.warmup_primers), static_cast<long long>(res.warmup_pressure),
+              res.idle_skipped_s);
+}
+
+}  // namespace agentperf::cli

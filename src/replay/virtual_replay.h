@@ -1,0 +1,37 @@
+// The virtual-time driver of the replay schedule: the same ReplayScheduler
+// that `agentperf replay` drives over HTTP, driven here over the simulated
+// engine (sim::VirtualClient), so `sim predict --traces` and a sweep's dry
+// run play the recipe's traces exactly as a measured run would: the same
+// plays, turns, t* cuts, primers, pressure requests, idle caps, deadlines
+// and gates, and the same prompts (the token ids a completions request would
+// carry, cache-bust marker included). Records, exports and the InferenceX
+// aggregate then come out of the same code as a measured replay's.
+//
+// What the virtual client adds is only what a real client adds: a one-way
+// network delay on every request and every chunk, and sends that fall due
+// at one instant go out one after another (burst spacing).
+#pragma once
+#include <vector>
+
+#include "replay/replay_runner.h"
+#include "sim/engine.h"
+#include "trace/weka_trace.h"
+
+namespace agentperf::replay {
+
+struct VirtualReplayOptions {
+  double network_delay_s = 50e-6;
+  double burst_spacing_s = 20e-6;
+};
+
+struct VirtualReplayResult {
+  ReplayResult replay;     // records in virtual time, as run_replay gives them
+  sim::EngineStats engine;
+  double virtual_seconds = 0;
+  double cpu_seconds = 0;
+};
+
+VirtualReplayResult predict_replay(sim::Engine& engine, const ReplayConfig& cfg,
+                                   const std::vector<trace::WekaTrace>& traces, const VirtualReplayOptions& opts = {});
+
+}  // namespace agentperf::replay

@@ -1,0 +1,92 @@
+// The client side of a virtual-time run: what the real HTTP client would
+// see of the simulated engine, without sockets or sleeping.
+//
+// A request sent at virtual time t reaches the engine at t + network delay
+// and waits there for the next step boundary, as a request that arrives
+// while a real engine is mid-step does. Each step runs whole once it has
+// started (its batch is fixed at its start), and every chunk it streams, and
+// every end, reaches the client one network delay after the step ends;
+// chunks are grouped by the engine's stream_interval as SGLang's detokenizer
+// forwards them. Records get the same fields the real client fills: start,
+// ack, one content stamp per streamed chunk, end, the usage block with
+// cached tokens, or a 400 for a prompt the engine rejects.
+//
+// Drivers (the synthetic predictor, the virtual-time replay) send requests
+// and ask for the next event; events come back in time order.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/record.h"
+#include "sim/engine.h"
+#include "sim/stream_chunker.h"
+
+namespace agentperf::sim {
+
+class VirtualClient {
+ public:
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+  // wall_base_ns: the wall-clock time that virtual time 0 stands for (the
+  // records' start_wall_ns).
+  VirtualClient(Engine& engine, double network_delay_s, std::int64_t wall_base_ns);
+
+  // Sends a request at virtual time at_ns. `rec` carries its identity and
+  // requested sizes; the timings are set here. `spec.id` must be unique
+  // among requests in flight; it comes back as Finished::id.
+  void send(std::int64_t at_ns, RequestRecord rec, SimRequestSpec spec);
+
+  struct Finished {
+    std::uint64_t id = 0;
+    std::int64_t at_ns = 0;  // when the end reached the client
+    RequestRecord rec;
+  };
+
+  // The earliest virtual time at which something happens: a step starts
+  // or a finished request reaches the client. kNever when idle.
+  std::int64_t next_event_ns() const;
+  // Runs every step that starts at or before t and returns, in time order,
+  // the requests whose end reached the client by t.
+  std::vector<Finished> advance_to(std::int64_t t);
+  // Ends every request in flight at t as cancelled (499). The engine does
+  // not abort them (it has no abort); their later events are dropped.
+  std::vector<Finished> cancel_all(std::int64_t t, const std::string& reason);
+
+  std::size_t in_flight() const { return in_flight_.size(); }
+  std::int64_t engine_free_at_ns() const { return engine_free_at_; }
+
+ private:
+  std::int64_t next_step_start() const;
+  void deliver_arrivals(std::int64_t t);
+  void run_step(std::int64_t start);
+
+  struct Open {
+    RequestRecord rec;
+    StreamChunker chunker;
+  };
+  using Arrival = std::pair<std::int64_t, std::uint64_t>;  // (arrival at the engine, id)
+  struct Delivery {
+    std::int64_t at_ns;
+    std::uint64_t seq;  // ties keep the order the engine finished them in
+    std::uint64_t id;
+    bool operator>(const Delivery& o) const { return at_ns != o.at_ns ? at_ns > o.at_ns : seq > o.seq; }
+  };
+
+  Engine& engine_;
+  std::int64_t delay_ns_;
+  std::int64_t wall_base_ns_;
+  int stream_interval_;
+  std::int64_t engine_free_at_ = 0;
+  std::uint64_t delivery_seq_ = 0;
+  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> arrivals_;
+  std::unordered_map<std::uint64_t, SimRequestSpec> on_the_wire_;
+  std::unordered_map<std::uint64_t, Open> in_flight_;
+  std::priority_queue<Delivery, std::vector<Delivery>, std::greater<>> deliveries_;
+  std::unordered_map<std::uint64_t, RequestRecord> finished_;
+};
+
+}  // namespace agentperf::sim
