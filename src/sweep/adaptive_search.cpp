@@ -1,6 +1,7 @@
 #include "sweep/adaptive_search.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace agentperf::sweep {
 
@@ -16,23 +17,52 @@ AdaptiveSearch::AdaptiveSearch(std::vector<int> conc_list, SearchOptions opts) :
   }
 }
 
-bool AdaptiveSearch::is_cliff(const PointMetrics& lo, const PointMetrics& hi) const {
-  if (!hi.ok) return true;
-  if (!lo.ok) return false;
-  if (hi.tput_per_gpu < lo.tput_per_gpu * (1.0 + opts_.min_gain)) return true;
+const char* limit_kind_name(LimitKind k) noexcept {
+  switch (k) {
+    case LimitKind::cache_cliff: return "cache cliff";
+    case LimitKind::compute_saturation: return "compute saturation";
+    case LimitKind::none: break;
+  }
+  return "none";
+}
+
+LimitVerdict classify_limit(const PointMetrics& lo, const PointMetrics& hi, const SearchOptions& opts) {
+  char why[128];
+  if (!hi.ok) return {LimitKind::cache_cliff, "the point failed"};
+  if (!lo.ok) return {};
+  if (lo.cache_hit && hi.cache_hit && *hi.cache_hit < *lo.cache_hit - opts.hit_drop) {
+    std::snprintf(why, sizeof why, "observed hit rate %.0f%% -> %.0f%%", 100 * *lo.cache_hit, 100 * *hi.cache_hit);
+    return {LimitKind::cache_cliff, why};
+  }
   // Interactivity falls with concurrency anyway (about tput / conc); the
   // cliff's latency signature is TTFT exploding (queueing, recompute).
-  if (lo.ttft_p50_ms > 0 && hi.ttft_p50_ms > lo.ttft_p50_ms * opts_.latency_jump) return true;
-  return false;
+  if (lo.ttft_p50_ms > 0 && hi.ttft_p50_ms > lo.ttft_p50_ms * opts.latency_jump) {
+    std::snprintf(why, sizeof why, "TTFT p50 x%.1f", hi.ttft_p50_ms / lo.ttft_p50_ms);
+    return {LimitKind::cache_cliff, why};
+  }
+  if (hi.tput_per_gpu < lo.tput_per_gpu * (1.0 + opts.min_gain)) {
+    std::snprintf(why, sizeof why, "throughput per GPU %+.1f%%",
+                  lo.tput_per_gpu > 0 ? 100 * (hi.tput_per_gpu / lo.tput_per_gpu - 1) : 0.0);
+    return {LimitKind::compute_saturation, why};
+  }
+  return {};
+}
+
+bool AdaptiveSearch::is_cliff(const PointMetrics& lo, const PointMetrics& hi) const {
+  return classify_limit(lo, hi, opts_).kind != LimitKind::none;
 }
 
 void AdaptiveSearch::update_bracket() {
   bracket_.reset();
-  for (std::size_t i = 1; i < measured_.size(); ++i)
-    if (is_cliff(measured_[i - 1].second, measured_[i].second)) {
+  limit_ = {};
+  for (std::size_t i = 1; i < measured_.size(); ++i) {
+    auto v = classify_limit(measured_[i - 1].second, measured_[i].second, opts_);
+    if (v.kind != LimitKind::none) {
       bracket_ = std::make_pair(measured_[i - 1].first, measured_[i].first);
+      limit_ = std::move(v);
       return;
     }
+  }
 }
 
 void AdaptiveSearch::report(int conc, const PointMetrics& m) {
@@ -42,7 +72,10 @@ void AdaptiveSearch::report(int conc, const PointMetrics& m) {
   else measured_.insert(it, {conc, m});
   update_bracket();
   // The first measured point failing means nothing below it was measured: bracket from 0.
-  if (!bracket_ && !measured_.empty() && !measured_.front().second.ok) bracket_ = std::make_pair(0, measured_.front().first);
+  if (!bracket_ && !measured_.empty() && !measured_.front().second.ok) {
+    bracket_ = std::make_pair(0, measured_.front().first);
+    limit_ = {LimitKind::cache_cliff, "the first point failed"};
+  }
 }
 
 std::optional<int> AdaptiveSearch::next() {

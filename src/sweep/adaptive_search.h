@@ -4,8 +4,15 @@
 //
 // 1. Coarse pass, ascending: every other conc of the list (the first and
 //    the last always). After each point, the pair (previous, this) is a
-//    cliff when throughput per GPU rose by less than min_gain (relative), or
-//    TTFT p50 rose by more than latency_jump x, or the point failed.
+//    limit of one of two kinds:
+//    - the KV-cache cliff: the point failed, or the observed prefix-cache
+//      hit rate fell by more than hit_drop (absolute), or TTFT p50 rose by
+//      more than latency_jump x (queueing behind recomputed prefills);
+//    - compute saturation: none of that, but throughput per GPU rose by
+//      less than min_gain (relative): the engine is busy, the cache holds.
+//    Either ends the ascent (past it, more lanes only cost interactivity);
+//    they are reported apart because only the first is the cliff the
+//    KV-offload points are there to move.
 // 2. At the first cliff the coarse pass stops: higher conc values are pruned
 //    (past the cliff they only lose interactivity for no throughput).
 // 3. Refinement bisects the bracket [last good, first bad]: list values in
@@ -18,6 +25,7 @@
 #pragma once
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -28,13 +36,25 @@ struct PointMetrics {
   double intvty_p50 = 0;    // tokens/s per user
   double ttft_p50_ms = 0;
   bool ok = true;           // a failed or short-circuited point counts as past the cliff
+  std::optional<double> cache_hit;  // observed prefix-cache hit rate; unknown when the server reports none
 };
 
 struct SearchOptions {
   double min_gain = 0.05;
   double latency_jump = 3.0;
-  int resolution = 0;  // 0 = the smallest step of the conc-list
+  double hit_drop = 0.05;  // absolute fall of the observed hit rate that marks the cache collapsing
+  int resolution = 0;      // 0 = the smallest step of the conc-list
 };
+
+enum class LimitKind { none, cache_cliff, compute_saturation };
+const char* limit_kind_name(LimitKind k) noexcept;  // "cache cliff", "compute saturation"
+
+// Why a pair of neighbouring points is a limit (kind none: it is not).
+struct LimitVerdict {
+  LimitKind kind = LimitKind::none;
+  std::string why;  // "hit rate 88% -> 71%", "TTFT p50 x4.2", "throughput +2.1%", "the point failed"
+};
+LimitVerdict classify_limit(const PointMetrics& lo, const PointMetrics& hi, const SearchOptions& opts);
 
 class AdaptiveSearch {
  public:
@@ -42,8 +62,9 @@ class AdaptiveSearch {
   // The next conc to measure, or nullopt when the search is done.
   std::optional<int> next();
   void report(int conc, const PointMetrics& m);
-  // (last good, first bad) once a cliff is bracketed.
+  // (last good, first bad) once a limit is bracketed, and what kind it is.
   std::optional<std::pair<int, int>> cliff() const;
+  const LimitVerdict& limit() const { return limit_; }
   // List values the search decided not to measure.
   std::vector<int> pruned() const;
   bool in_list(int conc) const { return list_.count(conc) > 0; }
@@ -57,6 +78,7 @@ class AdaptiveSearch {
   SearchOptions opts_;
   std::vector<std::pair<int, PointMetrics>> measured_;  // sorted by conc
   std::optional<std::pair<int, int>> bracket_;
+  LimitVerdict limit_;
 };
 
 // Indices of the points on the Pareto frontier of (x, y), both larger-is-better.

@@ -26,8 +26,8 @@
 #include "recipe/recipe.h"
 #include "replay/replay_outputs.h"
 #include "replay/replay_runner.h"
+#include "replay/virtual_replay.h"
 #include "sim/engine.h"
-#include "sim/predictor.h"
 #include "sim/specs.h"
 #include "sweep/server_process.h"
 #include "trace/synth.h"
@@ -83,7 +83,9 @@ void take_metrics(PointRow& row, const InferenceXHeadline& ix) {
 }
 
 PointMetrics metrics_of(const PointRow& r) {
-  return {r.total_tput_per_gpu, r.intvty_p50, r.ttft_p50_ms, r.status == "done" && r.valid};
+  PointMetrics m{r.total_tput_per_gpu, r.intvty_p50, r.ttft_p50_ms, r.status == "done" && r.valid, std::nullopt};
+  if (r.cache_hit > 0) m.cache_hit = r.cache_hit;  // 0: the server reported no cached tokens
+  return m;
 }
 
 // Gauges as mean/max, counters (_total) as the delta over the run.
@@ -140,7 +142,7 @@ class Sweep {
 
   SweepOutcome run() {
     SweepOutcome out;
-    if (!o_.dry_run) load_traces();
+    load_traces();  // a dry run replays them on the simulator
     if (o_.point_index) {
       if (*o_.point_index < 0 || *o_.point_index >= static_cast<int>(points_.size()))
         throw UserError("--point-index " + std::to_string(*o_.point_index) + " is outside 0.." +
@@ -270,6 +272,7 @@ class Sweep {
       }
       if (!out.interrupted) {
         ro.cliff = search.cliff();
+        ro.limit = search.limit();
         ro.pruned = search.pruned();
         for (int conc : ro.pruned) record_pruned(point_at(row, conc), row, ro);
         ro.counts.pruned = static_cast<int>(ro.pruned.size());
@@ -280,8 +283,9 @@ class Sweep {
         if (!visited.count(conc)) ++ro.counts.pending;
     say(ro.label + ": " + std::to_string(ro.list_points) + " list points: " + ro.counts.describe() +
         (out.interrupted ? ", search stopped"
-         : ro.cliff      ? ", cliff between conc " + std::to_string(ro.cliff->first) + " and " +
-                          std::to_string(ro.cliff->second)
+         : ro.cliff      ? std::string(", ") + limit_kind_name(ro.limit.kind) + " between conc " +
+                          std::to_string(ro.cliff->first) + " and " + std::to_string(ro.cliff->second) + " (" +
+                          ro.limit.why + ")"
                          : ", no cliff within the list"));
     out.counts += ro.counts;
     out.searches.push_back(ro);
@@ -291,8 +295,9 @@ class Sweep {
     if (auto old = store_->get(recipe_.name, p.exp_name); old && final_status(old->status)) return;
     PointRow r = base_row(p, row, false);
     r.status = "pruned";
-    r.diagnosis = ro.cliff ? "not measured: past the cliff between conc " + std::to_string(ro.cliff->first) + " and " +
-                                 std::to_string(ro.cliff->second) + " (lower interactivity for no more throughput)"
+    r.diagnosis = ro.cliff ? std::string("not measured: past the ") + limit_kind_name(ro.limit.kind) + " between conc " +
+                                 std::to_string(ro.cliff->first) + " and " + std::to_string(ro.cliff->second) +
+                                 " (lower interactivity for no more throughput)"
                            : "not measured: between coarse points that still scaled";
     r.finished_at = utc_now_iso();
     store_->put(r);
@@ -383,17 +388,9 @@ class Sweep {
     const std::string model = first_model(models);
     if (model.empty()) throw UserError("server at " + base + " lists no model on /v1/models");
 
-    replay::ReplayConfig cfg;
+    replay::ReplayConfig cfg = replay_config_for(p, dir);
     cfg.client.url = base;
-    cfg.client.endpoint_type = recipe_.replay_endpoint_type == "chat" ? EndpointType::chat : EndpointType::completions;
     cfg.client.model = model;
-    cfg.output.quiet = true;
-    cfg.output.artifact_dir = dir.string();
-    cfg.lanes = p.conc;
-    cfg.duration_s = recipe_.duration_s;
-    cfg.grace_s = recipe_.replay_grace_s;
-    cfg.system_idle_cap_s = recipe_.replay_system_idle_cap_s;
-    cfg.warmup = recipe_.replay_warmup;
     cfg.benchmark_id = recipe_.name + "/" + p.exp_name + "/" + std::to_string(wall_ns());
     auto stop = std::make_shared<replay::StopSignal>();
     cfg.stop = stop;
@@ -445,41 +442,56 @@ class Sweep {
     }
   }
 
+  // The replay of one point, the same for a measured run and a prediction.
+  replay::ReplayConfig replay_config_for(const recipe::ExpandedPoint& p, const fs::path& dir) const {
+    replay::ReplayConfig cfg;
+    cfg.client.endpoint_type = recipe_.replay_endpoint_type == "chat" ? EndpointType::chat : EndpointType::completions;
+    cfg.output.quiet = true;
+    cfg.output.artifact_dir = dir.string();
+    cfg.lanes = p.conc;
+    cfg.duration_s = recipe_.duration_s;
+    cfg.grace_s = recipe_.replay_grace_s;
+    cfg.system_idle_cap_s = recipe_.replay_system_idle_cap_s;
+    cfg.warmup = recipe_.replay_warmup;
+    return cfg;
+  }
+
+  // A dry-run point: the recipe's traces replayed on the simulated engine in
+  // virtual time (replay/virtual_replay.h), with the measured run's schedule,
+  // written in the measured run's results shape plus a "sim" section.
   void predict_point(const recipe::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
-    auto model = sim::load_model_spec(recipe_.sim_model_spec);
-    sim::Engine engine(model, sim::load_hardware_spec(recipe_.sim_hardware_spec), recipe::engine_config_for(p));
-    sim::AgenticConfig agentic;
-    agentic.sessions = p.conc;
-    agentic.max_context = std::min(agentic.max_context, model.max_context - 2 * static_cast<int>(agentic.turn_output.mean));
-    agentic.system_tokens = std::min(agentic.system_tokens, agentic.max_context / 4);
-    ProfileConfig load;
-    load.concurrency = p.conc;
-    load.duration_s = recipe_.duration_s;
-    load.grace_period_s = recipe_.replay_grace_s;
-    load.quiet = true;
-    sim::PredictConfig pc{load, agentic};
-    auto res = sim::predict(engine, pc);
-    // The same results shape as a measured point: the AIPerf aggregate, the
-    // InferenceX section, and what the simulator adds.
-    InferenceXInputs ix;
-    ix.gpus = p.entry->tp;
-    AggregateInputs in;
-    in.run = &res.run;
-    in.input_config = load;
-    in.input_config["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
-                                 {"tp", p.entry->tp}, {"virtual_time", true}};
-    in.cli_command = "agentperf sweep --dry-run " + o_.recipe_path + " (point " + p.exp_name + ")";
-    in.benchmark_id = "sim-predict/" + p.exp_name;
-    ojson agg = build_aggregate(res.run.records, in);
-    auto ixa = inferencex_aggregate(res.run.records, ix);
-    agg["inferencex"] = std::move(ixa.json);
-    agg["sim"] = {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
-                  {"retractions", res.engine.retractions}};
-    write_run_results(dir, res.run.records, agg, false);
-    r.server_command = "sim predict (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
-    take_metrics(r, ixa.headline);
-    r.status = r.valid ? "done" : "failed";
-    if (!r.valid) r.diagnosis = "invalid prediction: error rate above the InferenceX threshold";
+    sim::Engine engine(sim::load_model_spec(recipe_.sim_model_spec), sim::load_hardware_spec(recipe_.sim_hardware_spec),
+                       recipe::engine_config_for(p));
+    replay::ReplayConfig cfg = replay_config_for(p, dir);
+    cfg.benchmark_id = "sim-predict/" + recipe_.name + "/" + p.exp_name;
+    auto res = replay::predict_replay(engine, cfg, traces_);
+    replay::ReplayRunInfo info;
+    info.traces_source = source_;
+    info.stats = stats_;
+    info.gpus = p.entry->tp;
+    info.cli_command = "agentperf sweep --dry-run " + o_.recipe_path + " (point " + p.exp_name + ")";
+    auto agg = replay::build_replay_aggregate(res.replay, cfg, info, replay::judge_replay(res.replay, 0.10));
+    agg.json["input_config"]["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
+                                          {"tp", p.entry->tp}, {"virtual_time", true}};
+    const auto& e = res.engine;
+    agg.json["sim"] = {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
+                       {"kv_tokens", engine.plan().kv_tokens}, {"retractions", e.retractions},
+                       {"cache_hit_rate", e.prompt_tokens_total ? double(e.cached_tokens_total) / double(e.prompt_tokens_total) : 0.0},
+                       {"busy_share", res.virtual_seconds > 0 ? e.busy_s / res.virtual_seconds : 0.0}};
+    write_run_results(dir, res.replay.run.records, agg.json, false);
+    r.server_command = "sim predict --traces (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
+    take_metrics(r, agg.inferencex);
+    if (!res.replay.abort_reason.empty()) {
+      r.status = "failed";
+      r.diagnosis = res.replay.abort_reason;
+    } else {
+      r.status = r.valid ? "done" : "failed";
+      if (!r.valid) r.diagnosis = "invalid prediction: error rate above the InferenceX threshold";
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, ": predicted %.0f s of serving in %.1f s of CPU (%lld requests)", res.virtual_seconds,
+                  res.cpu_seconds, static_cast<long long>(res.replay.run.records.size()));
+    say(p.exp_name + line);
   }
 
   static ojson counts_json(const PointCounts& c) {
@@ -500,7 +512,9 @@ class Sweep {
     for (const auto& s : out.searches) {
       ojson c = s.cliff ? ojson::array({s.cliff->first, s.cliff->second}) : ojson(nullptr);
       j["searches"].push_back({{"row", s.row}, {"label", s.label}, {"list_points", s.list_points},
-                               {"counts", counts_json(s.counts)}, {"cliff", c}, {"pruned", s.pruned}});
+                               {"counts", counts_json(s.counts)}, {"cliff", c},
+                               {"limit", s.cliff ? ojson(limit_kind_name(s.limit.kind)) : ojson(nullptr)},
+                               {"limit_why", s.cliff ? ojson(s.limit.why) : ojson(nullptr)}, {"pruned", s.pruned}});
     }
     write_file_atomically(fs::path(o_.out_dir) / "frontier.json", j.dump(2) + "\n");
   }

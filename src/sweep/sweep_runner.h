@@ -57,7 +57,8 @@ struct RowOutcome {
   std::string label;       // "tp4 mtp none" ...
   int list_points = 0;     // the recipe's conc-list size
   PointCounts counts;      // the row's points (added refinement points included)
-  std::optional<std::pair<int, int>> cliff;
+  std::optional<std::pair<int, int>> cliff;  // the limit's bracket (last good, first bad)
+  LimitVerdict limit;                         // cache cliff or compute saturation, and why
   std::vector<int> pruned;
 };
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -150,4 +152,39 @@ TEST(ResultsStore, RoundTripsRowsAndReplacesByPoint) {
   EXPECT_FALSE(s.get("sw", "missing"));
   EXPECT_TRUE(s.list("other").empty());
   std::filesystem::remove(path);
+}
+
+// A limit is named for what it is: the cache collapsing (hit rate falls, or
+// TTFT jumps) is the cliff; throughput that stops rising while the cache
+// holds is compute saturation.
+TEST(AdaptiveSearch, CacheCliffAndComputeSaturationAreToldApart) {
+  SearchOptions o;
+  PointMetrics lo{1000, 50, 100, true, 0.90};
+  PointMetrics saturated{1020, 40, 120, true, 0.89};  // +2 %, the cache holds
+  auto v = classify_limit(lo, saturated, o);
+  EXPECT_EQ(v.kind, LimitKind::compute_saturation);
+  EXPECT_NE(v.why.find("+2.0%"), std::string::npos) << v.why;
+  PointMetrics collapsed{1100, 40, 150, true, 0.70};  // throughput still rose, but the hit rate fell 20 points
+  v = classify_limit(lo, collapsed, o);
+  EXPECT_EQ(v.kind, LimitKind::cache_cliff);
+  EXPECT_NE(v.why.find("90% -> 70%"), std::string::npos) << v.why;
+  PointMetrics queued{1100, 40, 500, true, std::nullopt};  // no hit rate reported: TTFT x5 says it
+  EXPECT_EQ(classify_limit(lo, queued, o).kind, LimitKind::cache_cliff);
+  PointMetrics scaling{1500, 45, 110, true, 0.89};
+  EXPECT_EQ(classify_limit(lo, scaling, o).kind, LimitKind::none);
+
+  // The search reports the kind of the bracket it found.
+  AdaptiveSearch s({8, 16, 32, 64}, o);
+  std::map<int, PointMetrics> at = {{8, {800, 60, 90, true, 0.9}}, {16, {1600, 55, 95, true, 0.9}},
+                                    {32, {1640, 40, 100, true, 0.9}}, {64, {1700, 20, 400, true, 0.5}}};
+  while (auto c = s.next()) {
+    auto it = at.find(*c);
+    s.report(*c, it != at.end() ? it->second : PointMetrics{1620, 50, 98, true, 0.9});
+  }
+  ASSERT_TRUE(s.cliff());
+  EXPECT_EQ(s.limit().kind, LimitKind::compute_saturation);
+  // Coarse 8, 32, 64 brackets (32, 64) as a cache cliff; its midpoints 48,
+  // then 40 (throughput -1 %, cache holding) move the first limit down to
+  // (32, 40), a bracket as narrow as the list's smallest step.
+  EXPECT_EQ(*s.cliff(), std::make_pair(32, 40));
 }
