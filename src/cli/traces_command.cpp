@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "trace/corpus_stats.h"
 #include "trace/prompt_builder.h"
 #include "trace/session_tree.h"
 #include "trace/synth.h"
@@ -32,6 +33,21 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
   tc->synth = traces->add_subcommand("synth", "Write synthetic Weka-format traces (seeded, deterministic)");
   auto& o = tc->synth_opts;
   tc->synth->add_option("-o,--output", tc->out_path, "Output file: .jsonl, or .jsonl.zst to compress")->required();
+  // Defined before the other options: CLI11 applies options in definition
+  // order, so flags given with --preset override the preset's values.
+  tc->synth
+      ->add_option_function<std::string>(
+          "--preset",
+          [&o](const std::string& name) {
+            try {
+              o = trace::synth_preset(name);
+            } catch (const std::invalid_argument& e) {
+              throw CLI::ValidationError("--preset", e.what());
+            }
+          },
+          "Start from a named corpus shape: cc-weka-256k (the AgentX 256k trace set's published statistics; "
+          "docs/traces.md)")
+      ->check(CLI::IsMember(trace::synth_preset_names()));
   tc->synth->add_option("--traces", o.traces, "Number of traces")->check(CLI::PositiveNumber)->capture_default_str();
   tc->synth->add_option("--seed", o.seed, "Seed")->capture_default_str();
   tc->synth->add_option("--mean-turns", o.mean_turns, "Mean top-level calls per trace")->check(CLI::PositiveNumber)->capture_default_str();
@@ -123,6 +139,28 @@ int run_inspect(TracesCommand& tc) {
               static_cast<long long>(peak), static_cast<long long>(prompt_tokens), distinct_blocks,
               blocks ? 100.0 * static_cast<double>(hit) / static_cast<double>(blocks) : 0.0);
   std::printf("load %.2f s, session trees + prompts %.2f s\n", secs(t0, t1), secs(t1, t2));
+  const auto cs = trace::corpus_stats(traces);
+  std::printf("requests %lld: %lld main-agent, %lld in %lld subagent groups (%.1f per group); %.1f%% of traces use "
+              "subagents; main-agent calls per trace mean %.1f, p50 %.0f, p90 %.0f\n",
+              static_cast<long long>(cs.requests), static_cast<long long>(cs.main_calls),
+              static_cast<long long>(cs.subagent_calls), static_cast<long long>(cs.subagent_groups),
+              cs.subagent_groups ? double(cs.subagent_calls) / double(cs.subagent_groups) : 0.0,
+              cs.traces ? 100.0 * double(cs.traces_with_subagents) / double(cs.traces) : 0.0,
+              cs.main_calls_per_trace.avg, cs.main_calls_per_trace.percentile(50), cs.main_calls_per_trace.percentile(90));
+  std::printf("input tokens per request: mean %.0f, p50 %.0f, p90 %.0f, p99 %.0f, max %.0f; output mean %.0f, p50 %.0f\n",
+              cs.input_tokens.avg, cs.input_tokens.percentile(50), cs.input_tokens.percentile(90),
+              cs.input_tokens.percentile(99), cs.input_tokens.max, cs.output_tokens.avg, cs.output_tokens.percentile(50));
+  std::printf("main-agent end-to-start gaps: p50 %.1f s, p90 %.1f s, p99 %.0f s, mean %.0f s; sessions wait %.1f%% of "
+              "their span\n",
+              cs.main_gap_s.percentile(50), cs.main_gap_s.percentile(90), cs.main_gap_s.percentile(99), cs.main_gap_s.avg,
+              100 * cs.waiting_share);
+  const auto ws = trace::time_averaged_working_sets(traces, 300);
+  std::vector<double> means;
+  for (const auto& w : ws) means.push_back(w.mean_tokens);
+  const auto wss = summarize(means);
+  std::printf("working set of a lane (time-averaged under replay, idle gaps capped at 300 s): %.0f tokens "
+              "(per trace p50 %.0f, p90 %.0f)\n",
+              trace::lane_working_set(ws), wss.percentile(50), wss.percentile(90));
   return 0;
 }
 }  // namespace

@@ -224,7 +224,8 @@ Recipe load_recipe(const std::string& path) {
     if (rp.has("traces")) {
       r.replay_traces = rp.get<std::string>("traces", "a trace file or directory");
       const std::filesystem::path tp(r.replay_traces);
-      if (tp.is_relative()) r.replay_traces = (std::filesystem::path(path).parent_path() / tp).string();
+      // "synth:PRESET" names a synthetic corpus, not a file.
+      if (tp.is_relative() && r.replay_traces.rfind("synth:", 0) != 0) r.replay_traces = (std::filesystem::path(path).parent_path() / tp).string();
     }
     r.replay_grace_s = rp.get<double>("grace", "seconds", 30.0);
     if (r.replay_grace_s < 0) rp["grace"].fail("must be >= 0 seconds");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "common/rng.h"
 
@@ -22,8 +23,10 @@ struct Context {
 // Appends n tokens to the context. Only whole blocks are hashed (as the
 // capture proxy does); the partial tail of a prompt has no hash id, so the
 // next, longer prompt extends this one's hash list exactly.
-void grow(Context& c, std::int64_t n, std::int64_t& next_id, int bs) {
+void grow(Context& c, std::int64_t n, std::int64_t& next_id, int bs, bool whole_blocks) {
   c.tokens += n;
+  // The AgentX corpus counts prompts in whole blocks: in == len(hash_ids) x 64.
+  if (whole_blocks) c.tokens = (c.tokens + bs - 1) / bs * bs;
   const auto want = static_cast<std::size_t>(c.tokens / bs);
   while (c.hash_ids.size() < want) c.hash_ids.push_back(next_id++);
 }
@@ -57,10 +60,19 @@ std::vector<WekaTrace> synthesize_traces(const SynthOptions& o) {
     tr.tool_tokens = o.tool_tokens;
     std::int64_t next_id = 0;
     Context root;
-    grow(root, o.system_tokens + o.tool_tokens, next_id, o.block_size);
+    grow(root, o.system_tokens + o.tool_tokens, next_id, o.block_size, o.whole_blocks);
     const Context system = root;
     const int turns = std::max(1, static_cast<int>(std::lround(rng.exponential(1.0 / o.mean_turns))) + 1);
-    double t = 0;
+    // (drawn only when asked for, so the default stream stays as it was)
+    const bool uses_subagents = o.subagent_session_share >= 1.0 || rng.uniform() < o.subagent_session_share;
+    auto gap = [&] {
+      if (o.gap_median_s <= 0) return rng.exponential(1.0 / o.mean_think_time);
+      const bool away = o.gap_long_share > 0 && rng.uniform() < o.gap_long_share;
+      const double median = away ? o.gap_long_median_s : o.gap_median_s;
+      return std::min(o.gap_cap_s, std::exp(rng.normal(std::log(median), away ? o.gap_long_sigma : o.gap_sigma)));
+    };
+    const double sub_turn_input = o.mean_subagent_turn_input > 0 ? o.mean_subagent_turn_input : o.mean_turn_input / 2;
+    double t = 0, prev_end = 0;
     std::int64_t last_out = 0;
     for (int k = 0; k < turns; ++k) {
       const std::int64_t input = lognormal(rng, o.mean_turn_input);
@@ -68,16 +80,17 @@ std::vector<WekaTrace> synthesize_traces(const SynthOptions& o) {
         root = system;  // compaction: the context restarts from the system prefix plus a summary
         last_out = std::min<std::int64_t>(last_out, 2000);
       }
-      grow(root, last_out + input, next_id, o.block_size);
+      grow(root, last_out + input, next_id, o.block_size, o.whole_blocks);
       TraceEntry e;
       e.call = make_call(rng, o, root, t, "claude-main");
-      if (k > 0) e.call.think_time = rng.exponential(1.0 / o.mean_think_time);
+      if (k > 0) e.call.think_time = o.gap_median_s > 0 ? std::max(0.0, t - prev_end) : rng.exponential(1.0 / o.mean_think_time);
       last_out = e.call.out;
       double end = t + e.call.api_time;
+      prev_end = end;
       tr.entries.push_back(std::move(e));
       // Subagents fan out after this turn; the next turn waits for them.
-      double next_start = end + rng.exponential(1.0 / o.mean_think_time);
-      if (rng.uniform() < o.subagent_probability) {
+      double next_start = end + gap();
+      if (uses_subagents && rng.uniform() < o.subagent_probability) {
         const int fan = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, o.max_fanout))));
         double latest = end;
         for (int f = 0; f < fan; ++f) {
@@ -86,12 +99,13 @@ std::vector<WekaTrace> synthesize_traces(const SynthOptions& o) {
           g.subagent.agent_id = "agent_" + std::to_string(k) + "_" + std::to_string(f);
           g.subagent.subagent_type = "general-purpose";
           Context sub = system;
+          if (o.subagent_task_tokens > 0) grow(sub, lognormal(rng, o.subagent_task_tokens), next_id, o.block_size, o.whole_blocks);
           double st = end + 0.2 + 0.1 * f;
           g.subagent.t = st;
           const int sub_turns = 1 + static_cast<int>(rng.exponential(1.0 / o.mean_subagent_turns));
           std::int64_t sub_out = 0;
           for (int s = 0; s < sub_turns; ++s) {
-            grow(sub, sub_out + lognormal(rng, o.mean_turn_input / 2), next_id, o.block_size);
+            grow(sub, sub_out + lognormal(rng, sub_turn_input), next_id, o.block_size, o.whole_blocks);
             if (sub.tokens > o.max_context - 20000) break;
             TraceCall c = make_call(rng, o, sub, st, "claude-sub");
             sub_out = c.out;
@@ -111,5 +125,47 @@ std::vector<WekaTrace> synthesize_traces(const SynthOptions& o) {
   }
   return out;
 }
+
+SynthOptions synth_preset(const std::string& name) {
+  if (name != "cc-weka-256k")
+    throw std::invalid_argument("unknown preset '" + name + "' (known: cc-weka-256k)");
+  // Targets (docs/traces.md has the sources): 393 traces; 68,266 requests,
+  // of them 28,444 main-agent calls (72.4 per trace) and 39,822 subagent
+  // calls in 1,697 groups (4.3 per trace, 23.5 calls per group); 44.5 % of
+  // sessions use subagents; mean input 100,947 and mean output 860 tokens
+  // per request; main-agent end-to-start gaps with median 4.9 s and p90
+  // 131.5 s (p99 3,257 s), sessions waiting 96.4 % of their span (gap
+  // figures of the unfiltered parent corpus); contexts under 256,000.
+  SynthOptions o;
+  o.traces = 393;
+  o.seed = 62126;
+  o.mean_turns = 71.4;  // exponential + 1: mean 72.4
+  o.system_tokens = 16000;  // the corpus records none; AgentX-sized system + tools
+  o.tool_tokens = 4000;
+  o.mean_turn_input = 2000;
+  o.mean_output = 860;
+  o.max_context = 256000;
+  o.whole_blocks = true;  // every top-level row of the corpus has in == len(hash_ids) x 64
+  o.subagent_session_share = 0.49;  // some never reach a fan-out: 44.5 % do
+  o.subagent_probability = 0.06;
+  o.max_fanout = 3;
+  o.mean_subagent_turns = 26;
+  o.subagent_task_tokens = 10000;
+  o.mean_subagent_turn_input = 2600;
+  // Gaps: 94 % "at the keyboard" (median 4.5 s, sigma 2.04) and 6 % "away"
+  // (median 900 s, sigma 1.5), fitted to the p50, p90, the 4.5 % of gaps
+  // over 300 s and the 1.4 % over 1,800 s.
+  o.gap_median_s = 4.2;
+  o.gap_sigma = 1.95;
+  o.gap_long_share = 0.05;
+  o.gap_long_median_s = 700;
+  o.gap_long_sigma = 2.0;
+  o.gap_cap_s = 24 * 3600;
+  o.ttft_s = 1.0;
+  o.per_token_s = 0.015;
+  return o;
+}
+
+std::vector<std::string> synth_preset_names() { return {"cc-weka-256k"}; }
 
 }  // namespace agentperf::trace

@@ -27,12 +27,41 @@ struct SynthOptions {
   double subagent_probability = 0.15;  // after a top-level turn
   int max_fanout = 3;
   double mean_subagent_turns = 6;
-  double mean_think_time = 4.0;    // seconds between a call's end and the next call
+  double mean_think_time = 4.0;    // seconds between a call's end and the next call (exponential)
+  // Main-agent end-to-start gaps: lognormal with this median and sigma when
+  // gap_median_s > 0 (instead of the exponential mean_think_time), capped.
+  double gap_median_s = 0;
+  double gap_sigma = 0;
+  double gap_cap_s = 6 * 3600;
+  // A share of gaps drawn from a second, long lognormal (the user away):
+  // the heavy tail of real sessions that one lognormal cannot fit together
+  // with their median and p90.
+  double gap_long_share = 0;
+  double gap_long_median_s = 0;
+  double gap_long_sigma = 0;
+  // Share of traces that use subagents at all (the others never fan out).
+  double subagent_session_share = 1.0;
+  // Subagents: the task they start with, and new tokens per turn (0 = half
+  // of mean_turn_input).
+  double subagent_task_tokens = 0;
+  double mean_subagent_turn_input = 0;
   double ttft_s = 0.6;             // recorded api_time = ttft + out x per-token
   double per_token_s = 0.015;
   int block_size = 64;
+  // Prompts of whole blocks (in == len(hash_ids) x block_size), as the
+  // AgentX corpus records them; otherwise a prompt may end in a partial,
+  // unhashed block.
+  bool whole_blocks = false;
 };
 
 std::vector<WekaTrace> synthesize_traces(const SynthOptions& o);
+
+// Presets by name: "cc-weka-256k" reproduces the published statistics of
+// the trace set InferenceX's AgentX benchmark replays (Hugging Face dataset
+// semianalysisai/cc-traces-weka-062126-256k); docs/traces.md sets target and
+// achieved statistics side by side with their sources. Throws
+// std::invalid_argument for an unknown name.
+SynthOptions synth_preset(const std::string& name);
+std::vector<std::string> synth_preset_names();
 
 }  // namespace agentperf::trace

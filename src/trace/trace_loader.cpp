@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "trace/synth.h"
 
 namespace agentperf::trace {
 namespace fs = std::filesystem;
@@ -128,19 +129,11 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
   return traces;
 }
 
-std::vector<WekaTrace> load_traces(const std::string& path, const std::string& format, const LoadOptions& opts,
-                                   LoadStats* stats) {
-  bool mooncake = format == "mooncake";
-  if (format == "auto" && !fs::is_directory(path)) {
-    const std::string head = read_maybe_zstd(path).substr(0, 4096);
-    mooncake = head.find("\"input_length\"") != std::string::npos && head.find("\"requests\"") == std::string::npos;
-  } else if (format != "auto" && format != "weka" && format != "mooncake") {
-    throw UserError("--trace-format '" + format + "': expected weka, mooncake or auto");
-  }
-  if (!mooncake) return load_weka_traces(path, opts, stats);
-  LoadStats st;
-  st.files = 1;
-  auto traces = load_mooncake_traces(path);
+namespace {
+
+// The --256k rule, --max-context-length and --num-dataset-entries over
+// traces already in memory (Mooncake rows, a synthetic preset).
+std::vector<WekaTrace> filter_traces(std::vector<WekaTrace> traces, const LoadOptions& opts, LoadStats& st) {
   std::vector<WekaTrace> kept;
   for (auto& t : traces) {
     ++st.traces_read;
@@ -156,6 +149,37 @@ std::vector<WekaTrace> load_traces(const std::string& path, const std::string& f
     kept.resize(static_cast<std::size_t>(*opts.num_dataset_entries));
   st.traces_kept = static_cast<std::int64_t>(kept.size());
   for (const auto& t : kept) st.requests_kept += t.request_count();
+  return kept;
+}
+
+}  // namespace
+
+std::vector<WekaTrace> load_traces(const std::string& path, const std::string& format, const LoadOptions& opts,
+                                   LoadStats* stats) {
+  LoadStats st;
+  if (path.rfind("synth:", 0) == 0) {
+    // A synthetic corpus by preset name, made in memory (traces synth --preset).
+    SynthOptions so;
+    try {
+      so = synth_preset(path.substr(6));
+    } catch (const std::invalid_argument& e) {
+      throw UserError("traces '" + path + "': " + e.what());
+    }
+    if (opts.num_dataset_entries) so.traces = static_cast<int>(std::min<std::int64_t>(so.traces, *opts.num_dataset_entries));
+    auto kept = filter_traces(synthesize_traces(so), opts, st);
+    if (stats) *stats = st;
+    return kept;
+  }
+  bool mooncake = format == "mooncake";
+  if (format == "auto" && !fs::is_directory(path)) {
+    const std::string head = read_maybe_zstd(path).substr(0, 4096);
+    mooncake = head.find("\"input_length\"") != std::string::npos && head.find("\"requests\"") == std::string::npos;
+  } else if (format != "auto" && format != "weka" && format != "mooncake") {
+    throw UserError("--trace-format '" + format + "': expected weka, mooncake or auto");
+  }
+  if (!mooncake) return load_weka_traces(path, opts, stats);
+  st.files = 1;
+  auto kept = filter_traces(load_mooncake_traces(path), opts, st);
   if (stats) *stats = st;
   return kept;
 }

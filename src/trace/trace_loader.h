@@ -32,7 +32,9 @@ std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_s
 std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptions& opts, LoadStats* stats = nullptr);
 
 // format "weka", "mooncake" or "auto" (mooncake when the first record of a
-// file has "input_length"); the filters apply to both.
+// file has "input_length"); the filters apply to both. A path
+// "synth:PRESET" is a synthetic corpus made in memory (trace/synth.h, e.g.
+// synth:cc-weka-256k), --num-dataset-entries N making only N traces.
 std::vector<WekaTrace> load_traces(const std::string& path, const std::string& format, const LoadOptions& opts,
                                    LoadStats* stats = nullptr);
 

@@ -1,0 +1,160 @@
+#include "trace/corpus_stats.h"
+
+#include <algorithm>
+#include <map>
+
+namespace agentperf::trace {
+namespace {
+
+struct Interval {
+  double start, end;
+};
+
+// Start-sorted call intervals merged into busy stretches.
+std::vector<Interval> busy_stretches(std::vector<Interval> calls) {
+  std::sort(calls.begin(), calls.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> out;
+  for (const auto& c : calls) {
+    if (!out.empty() && c.start <= out.back().end) out.back().end = std::max(out.back().end, c.end);
+    else out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<Interval> call_intervals(const WekaTrace& t) {
+  std::vector<Interval> v;
+  for (const auto& e : t.entries) {
+    if (!e.is_subagent) v.push_back({e.call.t, e.call.t + e.call.api_time});
+    else
+      for (const auto& c : e.subagent.calls) v.push_back({c.t, c.t + c.api_time});
+  }
+  return v;
+}
+
+}  // namespace
+
+CorpusStats corpus_stats(const std::vector<WekaTrace>& traces) {
+  CorpusStats s;
+  std::vector<double> in, out, gaps, mains;
+  double span = 0, busy = 0;
+  for (const auto& t : traces) {
+    ++s.traces;
+    std::int64_t main_calls = 0;
+    bool any_sub = false;
+    const TraceCall* prev = nullptr;
+    for (const auto& e : t.entries) {
+      if (e.is_subagent) {
+        any_sub = true;
+        ++s.subagent_groups;
+        for (const auto& c : e.subagent.calls) {
+          ++s.subagent_calls;
+          in.push_back(static_cast<double>(c.in));
+          out.push_back(static_cast<double>(c.out));
+        }
+        continue;
+      }
+      ++main_calls;
+      in.push_back(static_cast<double>(e.call.in));
+      out.push_back(static_cast<double>(e.call.out));
+      if (prev) gaps.push_back(std::max(0.0, e.call.t - (prev->t + prev->api_time)));
+      prev = &e.call;
+    }
+    s.main_calls += main_calls;
+    mains.push_back(static_cast<double>(main_calls));
+    if (any_sub) ++s.traces_with_subagents;
+    const auto stretches = busy_stretches(call_intervals(t));
+    if (!stretches.empty()) {
+      double end = 0;
+      for (const auto& b : stretches) {
+        busy += b.end - b.start;
+        end = std::max(end, b.end);
+      }
+      span += end - stretches.front().start;
+    }
+  }
+  s.requests = s.main_calls + s.subagent_calls;
+  s.input_tokens = summarize(in);
+  s.output_tokens = summarize(out);
+  s.main_gap_s = summarize(gaps);
+  s.main_calls_per_trace = summarize(mains);
+  s.waiting_share = span > 0 ? 1.0 - busy / span : 0.0;
+  return s;
+}
+
+std::vector<TraceWorkingSet> time_averaged_working_sets(const std::vector<WekaTrace>& traces, double cap) {
+  std::vector<TraceWorkingSet> out;
+  out.reserve(traces.size());
+  for (const auto& t : traces) {
+    // The replayed clock: idle stretches longer than the cap shrink to it.
+    const auto stretches = busy_stretches(call_intervals(t));
+    std::vector<std::pair<double, double>> shifts;  // (original time from which, cumulative shift)
+    double shift = 0;
+    for (std::size_t i = 1; i < stretches.size(); ++i) {
+      const double idle = stretches[i].start - stretches[i - 1].end;
+      if (idle > cap) shift += idle - cap;
+      shifts.push_back({stretches[i].start, shift});
+    }
+    auto replayed = [&](double x) {
+      double sft = 0;
+      for (const auto& [from, s] : shifts) {
+        if (x < from) break;
+        sft = s;
+      }
+      return x - sft;
+    };
+    // Events: a stream's context changes at each call's start; a subagent
+    // group leaves at its last end; the main stream stays to the end.
+    std::map<double, std::vector<std::pair<int, double>>> events;  // time -> (stream, new context; <0 = leaves)
+    int stream = 0;
+    double trace_end = 0;
+    for (const auto& e : t.entries) {
+      if (!e.is_subagent) {
+        events[replayed(e.call.t)].push_back({0, static_cast<double>(e.call.in + e.call.out)});
+        trace_end = std::max(trace_end, replayed(e.call.t + e.call.api_time));
+        continue;
+      }
+      ++stream;
+      double last_end = 0;
+      for (const auto& c : e.subagent.calls) {
+        events[replayed(c.t)].push_back({stream, static_cast<double>(c.in + c.out)});
+        last_end = std::max(last_end, replayed(c.t + c.api_time));
+      }
+      if (!e.subagent.calls.empty()) events[last_end].push_back({stream, -1});
+      trace_end = std::max(trace_end, last_end);
+    }
+    TraceWorkingSet ws;
+    if (events.empty()) {
+      out.push_back(ws);
+      continue;
+    }
+    std::map<int, double> live;
+    double current = 0, area = 0, last = events.begin()->first;
+    for (const auto& [at, changes] : events) {
+      area += current * (at - last);
+      last = at;
+      for (const auto& [st, ctx] : changes) {
+        if (ctx < 0) live.erase(st);
+        else live[st] = ctx;
+      }
+      current = 0;
+      for (const auto& [st, ctx] : live) current += ctx;
+      ws.peak_tokens = std::max(ws.peak_tokens, current);
+    }
+    area += current * std::max(0.0, trace_end - last);
+    ws.span_s = std::max(0.0, trace_end - events.begin()->first);
+    ws.mean_tokens = ws.span_s > 0 ? area / ws.span_s : current;
+    out.push_back(ws);
+  }
+  return out;
+}
+
+double lane_working_set(const std::vector<TraceWorkingSet>& sets) {
+  double area = 0, span = 0;
+  for (const auto& s : sets) {
+    area += s.mean_tokens * s.span_s;
+    span += s.span_s;
+  }
+  return span > 0 ? area / span : 0.0;
+}
+
+}  // namespace agentperf::trace
