@@ -10,6 +10,8 @@
 #include "recipe/point_engine_config.h"
 #include "recipe/recipe.h"
 #include "sim/memory_plan.h"
+#include "trace/corpus_stats.h"
+#include "trace/corpus_stats.h"
 #include "trace/trace_loader.h"
 
 namespace agentperf::cli {
@@ -34,7 +36,7 @@ std::shared_ptr<PlanCommand> add_plan_commands(CLI::App& app) {
   pc->plan = app.add_subcommand("plan", "Capacity plan of a recipe: host DRAM and HiCache budget, HBM pools, the "
                                         "no-offload cliff");
   pc->plan->add_option("recipe", pc->recipe, "Recipe YAML")->required();
-  pc->plan->add_option("--traces", pc->traces, "Trace set whose sessions' working sets to fit (Weka/mooncake)");
+  pc->plan->add_option("--traces", pc->traces, "Trace set whose lanes' working sets to fit (Weka/mooncake file or directory, or synth:PRESET); default: the recipe's replay.traces");
   pc->plan->add_option("--hardware-profile", pc->hardware_profile,
                        "Measured hardware profile (agentperf calibrate): the device's reported HBM size")
       ->check(CLI::ExistingFile);
@@ -73,11 +75,21 @@ int run_plan(PlanCommand& pc) {
   const auto hw = sim::load_hardware_spec(r.sim_hardware_spec, pc.hardware_profile);
   const auto points = recipe::expand(r);
 
-  // Working set of a session: the peak context (in + out) of each trace.
-  std::vector<double> ws;
-  if (!pc.traces.empty())
-    for (const auto& t : trace::load_traces(pc.traces, "auto", {})) ws.push_back(static_cast<double>(t.peak_context()));
+  // Working set of a lane: the time-averaged context of its live streams
+  // while it replays a trace (trace/corpus_stats.h), span-weighted over the
+  // traces; lanes are de-phased (t* cuts, recycling), so the pool holds
+  // about lanes x this, not lanes x each trace's peak.
+  const std::string traces_path = pc.traces.empty() ? r.replay_traces : pc.traces;
+  std::vector<trace::TraceWorkingSet> sets;
+  if (!traces_path.empty()) sets = trace::time_averaged_working_sets(trace::load_traces(traces_path, "auto", {}), 300);
+  std::vector<double> ws, peaks;
+  for (const auto& w : sets) {
+    ws.push_back(w.mean_tokens);
+    peaks.push_back(w.peak_tokens);
+  }
+  const double lane_ws = trace::lane_working_set(sets);
   Summary wss = summarize(ws);
+  Summary pks = summarize(peaks);
 
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (!pc.json)
@@ -92,9 +104,9 @@ int run_plan(PlanCommand& pc) {
                                   {"projected_host_gb", p.projected_host_gb}, {"derivation", mp.derivation}};
     std::string fits;
     if (!ws.empty()) {
-      // Sessions at their p50 peak context that the device (and host) pools hold.
-      const double sessions_device = static_cast<double>(mp.kv_tokens) / wss.percentile(50);
-      const double sessions_total = static_cast<double>(mp.kv_tokens + mp.host_kv_tokens) / wss.percentile(50);
+      // Lanes whose time-averaged working sets the device (and host) pools hold.
+      const double sessions_device = static_cast<double>(mp.kv_tokens) / lane_ws;
+      const double sessions_total = static_cast<double>(mp.kv_tokens + mp.host_kv_tokens) / lane_ws;
       row["sessions_fit_device"] = sessions_device;
       row["sessions_fit_with_host"] = sessions_total;
       fits = p.conc <= sessions_device ? "device" : p.conc <= sessions_total ? "host" : "NO";
@@ -113,9 +125,11 @@ int run_plan(PlanCommand& pc) {
   nlohmann::ordered_json out = {{"recipe", r.name}, {"model_spec", r.sim_model_spec}, {"hardware", r.sim_hardware_spec},
                                 {"points", rows}};
   if (!ws.empty()) {
-    out["working_set_tokens"] = {{"p50", wss.percentile(50)}, {"p90", wss.percentile(90)}, {"max", wss.max},
-                                 {"sessions", ws.size()}};
-    // The no-offload cliff of each TP: the concurrency where p50 sessions stop fitting on the device.
+    out["working_set_tokens"] = {{"lane", lane_ws},
+                                 {"per_trace_time_averaged", {{"p50", wss.percentile(50)}, {"p90", wss.percentile(90)}, {"max", wss.max}}},
+                                 {"per_trace_peak", {{"p50", pks.percentile(50)}, {"p90", pks.percentile(90)}, {"max", pks.max}}},
+                                 {"traces", ws.size()}, {"source", traces_path}};
+    // The no-offload cliff of each TP: the concurrency where the lanes' working sets stop fitting on the device.
     nlohmann::ordered_json cliff = nlohmann::ordered_json::object();
     for (const auto& row : rows)
       if (row["host_kv_tokens"] == 0) {
@@ -124,10 +138,14 @@ int run_plan(PlanCommand& pc) {
       }
     out["predicted_no_offload_cliff_conc"] = cliff;
     if (!pc.json) {
-      std::printf("working set per session (peak context): p50 %.0f, p90 %.0f tokens over %zu traces\n",
-                  wss.percentile(50), wss.percentile(90), ws.size());
+      std::printf("working set of a lane (time-averaged under replay, idle gaps capped at 300 s): %.0f tokens over %zu "
+                  "traces of %s\n  per trace: time-averaged p50 %.0f, p90 %.0f; peak p50 %.0f, p90 %.0f (a plan from "
+                  "peaks would hold %.1fx fewer lanes)\n",
+                  lane_ws, ws.size(), traces_path.c_str(), wss.percentile(50), wss.percentile(90), pks.percentile(50),
+                  pks.percentile(90), pks.percentile(50) > 0 ? pks.percentile(50) / lane_ws : 0.0);
       for (auto it = cliff.begin(); it != cliff.end(); ++it)
-        std::printf("predicted no-offload cliff: %s at about %d concurrent sessions\n", it.key().c_str(), it.value().get<int>());
+        std::printf("predicted no-offload cliff: %s at about %d lanes (device KV pool / lane working set)\n",
+                    it.key().c_str(), it.value().get<int>());
     }
   }
   if (pc.json) std::printf("%s\n", out.dump(2).c_str());

@@ -13,6 +13,7 @@
 #include "sim/engine.h"
 #include "sim/predictor.h"
 #include "replay/virtual_replay.h"
+#include "route/routing_policy.h"
 #include "sim/sim_server.h"
 
 #include <csignal>
@@ -32,6 +33,8 @@ struct SimCommand {
   sim::AgenticConfig agentic;
   replay::ReplayConfig replay;  // with --traces: the replay schedule
   ReplayTraceOptions traces;
+  int dp = 1;                   // with --traces: engines behind a router
+  std::string route_policy = "round_robin";
   bool write_results = false;
 };
 
@@ -108,9 +111,17 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   }
   trace::LoadStats stats;
   auto traces = load_replay_traces(sc.traces, cfg, load.quiet, stats);
-  sim::Engine engine(sim::load_model_spec(sc.predict_engine.model), load_engine_hardware(sc.predict_engine),
-                     sc.predict_engine.cfg);
-  auto res = replay::predict_replay(engine, cfg, traces);
+  std::vector<std::unique_ptr<sim::Engine>> engines;
+  std::vector<sim::Engine*> ranks;
+  for (int i = 0; i < sc.dp; ++i) {
+    engines.push_back(std::make_unique<sim::Engine>(sim::load_model_spec(sc.predict_engine.model),
+                                                    load_engine_hardware(sc.predict_engine), sc.predict_engine.cfg));
+    ranks.push_back(engines.back().get());
+  }
+  replay::VirtualReplayOptions vo;
+  vo.policy = route::parse_policy(sc.route_policy);
+  auto res = replay::predict_replay(ranks, cfg, traces, vo);
+  const sim::Engine& engine = *engines.front();
 
   replay::ReplayRunInfo info;
   info.traces_source = sc.traces.traces;
@@ -121,11 +132,30 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   const RunVerdict verdict = replay::judge_replay(res.replay, 0.10);
   auto agg = replay::build_replay_aggregate(res.replay, cfg, info, verdict);
   agg.json["input_config"]["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},
-                                        {"tp", sc.predict_engine.cfg.tp}, {"virtual_time", true}};
+                                        {"tp", sc.predict_engine.cfg.tp}, {"dp", sc.dp},
+                                        {"route_policy", sc.dp > 1 ? nlohmann::json(sc.route_policy) : nlohmann::json(nullptr)},
+                                        {"virtual_time", true}};
   agg.json["sim"] = sim_section(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
+  if (sc.dp > 1) {
+    nlohmann::ordered_json per = nlohmann::ordered_json::array();
+    for (const auto& e : res.per_engine)
+      per.push_back({{"requests", e.requests_total},
+                     {"cache_hit_rate", e.prompt_tokens_total ? double(e.cached_tokens_total) / double(e.prompt_tokens_total) : 0.0},
+                     {"computed_prefill_tokens", e.computed_prefill_tokens_total}, {"busy_s", e.busy_s}});
+    agg.json["sim"]["per_engine"] = per;
+  }
   print_summary(agg.json);
   print_replay_lines(agg.inferencex, res.replay);
   print_engine_summary(res.engine, engine.plan(), stdout);
+  if (sc.dp > 1) {
+    std::printf("DP %d (%s): per engine requests / cache hit / prefill tokens computed:", sc.dp, sc.route_policy.c_str());
+    for (const auto& e : res.per_engine)
+      std::printf(" %lld / %.1f%% / %.3gM;", static_cast<long long>(e.requests_total),
+                  e.prompt_tokens_total ? 100.0 * double(e.cached_tokens_total) / double(e.prompt_tokens_total) : 0.0,
+                  static_cast<double>(e.computed_prefill_tokens_total) / 1e6);
+    std::printf("\nPrefill computed: %.0f tokens/s over the run\n",
+                res.virtual_seconds > 0 ? static_cast<double>(res.engine.computed_prefill_tokens_total) / res.virtual_seconds : 0.0);
+  }
   std::printf("Simulated %.1f s of engine time in %.2f s of CPU (%.0fx real time)\n", res.virtual_seconds,
               res.cpu_seconds, res.cpu_seconds > 0 ? res.virtual_seconds / res.cpu_seconds : 0.0);
   if (sc.write_results) {
@@ -216,6 +246,14 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
       ->group("Output");
   add_replay_schedule_options(*sc->predict, sc->replay, sc->traces, /*with_run_flags=*/false,
                               /*traces_required=*/false);
+  sc->predict->add_option("--dp", sc->dp, "With --traces: N engines (replicas or DP ranks, each with its own KV pool "
+                                          "and radix cache) behind a router")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group("Replay");
+  sc->predict->add_option("--route-policy", sc->route_policy,
+                          "With --dp: round_robin, least_outstanding, session_sticky or cache_aware (the router's own "
+                          "policies; session_sticky keys on the session tree with --routing-headers)")
+      ->check(CLI::IsMember({"round_robin", "least_outstanding", "session_sticky", "cache_aware"}))
+      ->capture_default_str()->group("Replay");
   auto* a = "Agentic workload";
   sc->predict->add_option("--agentic-sessions", sc->agentic.sessions,
                           "Lanes of coding-agent sessions (replaces the synthetic single-turn stream)")

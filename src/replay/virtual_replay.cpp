@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "replay/replay_scheduler.h"
+#include "route/prefix_index.h"
 #include "sim/virtual_client.h"
 
 namespace agentperf::replay {
@@ -38,13 +39,65 @@ std::shared_ptr<const std::vector<sim::Token>> prompt_ids(const Dispatch& d, std
 
 VirtualReplayResult predict_replay(sim::Engine& engine, const ReplayConfig& cfg,
                                    const std::vector<trace::WekaTrace>& traces, const VirtualReplayOptions& opts) {
+  return predict_replay(std::vector<sim::Engine*>{&engine}, cfg, traces, opts);
+}
+
+sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per) {
+  sim::EngineStats s;
+  for (const auto& e : per) {
+    s.running += e.running;
+    s.waiting += e.waiting;
+    s.kv_total += e.kv_total;
+    s.kv_used += e.kv_used;
+    s.kv_evictable += e.kv_evictable;
+    s.state_slots += e.state_slots;
+    s.state_used += e.state_used;
+    s.host_total += e.host_total;
+    s.host_used += e.host_used;
+    s.prompt_tokens_total += e.prompt_tokens_total;
+    s.generation_tokens_total += e.generation_tokens_total;
+    s.cached_tokens_total += e.cached_tokens_total;
+    s.cached_tokens_device += e.cached_tokens_device;
+    s.cached_tokens_host += e.cached_tokens_host;
+    s.computed_prefill_tokens_total += e.computed_prefill_tokens_total;
+    s.requests_total += e.requests_total;
+    s.requests_finished += e.requests_finished;
+    s.retractions += e.retractions;
+    s.rejected += e.rejected;
+    s.spec_accept_length_sum += e.spec_accept_length_sum;
+    s.spec_verify_steps += e.spec_verify_steps;
+    s.steps += e.steps;
+    s.prefill_steps += e.prefill_steps;
+    s.decode_steps += e.decode_steps;
+    s.busy_s = std::max(s.busy_s, e.busy_s);
+  }
+  return s;
+}
+
+VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, const ReplayConfig& cfg,
+                                   const std::vector<trace::WekaTrace>& traces, const VirtualReplayOptions& opts) {
   const double cpu0 = process_cpu_seconds();
   ReplayScheduler sched(cfg, traces, MarkerEncoding{});  // token ids: the engine's input
-  sim::VirtualClient client(engine, opts.network_delay_s, wall_ns());
+  const std::int64_t wall_base = wall_ns();
+  std::vector<std::unique_ptr<sim::VirtualClient>> clients;
+  for (auto* e : engines) clients.push_back(std::make_unique<sim::VirtualClient>(*e, opts.network_delay_s, wall_base));
+  const int n = static_cast<int>(clients.size());
+  auto policy = n > 1 ? route::make_policy(opts.policy, n, opts.policy_opts) : nullptr;
+  std::vector<route::TargetState> targets(static_cast<std::size_t>(n));
   const auto spacing = static_cast<std::int64_t>(opts.burst_spacing_s * 1e9);
-  std::unordered_map<std::uint64_t, Dispatch> open;  // by request index
+  struct Open {
+    Dispatch d;
+    int target = 0;
+  };
+  std::unordered_map<std::uint64_t, Open> open;  // by request index
   std::int64_t t = 0, client_free_at = 0;
   auto seconds = [](std::int64_t ns) { return static_cast<double>(ns) / 1e9; };
+  auto finish = [&](std::uint64_t id, RequestRecord rec, std::int64_t at) {
+    auto it = open.find(id);
+    --targets[static_cast<std::size_t>(it->second.target)].outstanding;
+    sched.complete(it->second.d, std::move(rec), seconds(at));
+    open.erase(it);
+  };
 
   sched.start();
   for (;;) {
@@ -54,6 +107,21 @@ VirtualReplayResult predict_replay(sim::Engine& engine, const ReplayConfig& cfg,
       auto prompt = prompt_ids(d, isl);
       const auto& call = *d.play->tree.streams[static_cast<std::size_t>(d.stream)].turns[static_cast<std::size_t>(d.turn)].call;
       const int max_tokens = d.one_token ? 1 : static_cast<int>(std::max<std::int64_t>(1, call.out));
+      int target = 0;
+      if (policy) {
+        route::RouteRequest rr;
+        rr.key = cfg.routing_headers ? d.rec.root_correlation_id : d.rec.x_correlation_id;
+        rr.now_s = seconds(t);
+        if (opts.policy == route::Policy::cache_aware) {
+          route::PrefixHasher h(opts.policy_opts.block_bytes);
+          h.feed(std::string_view(reinterpret_cast<const char*>(prompt->data()), prompt->size() * sizeof(sim::Token)));
+          rr.prefix = h.blocks();
+        }
+        const auto decision = policy->choose(rr, targets);
+        target = decision.target >= 0 ? decision.target : 0;
+        policy->routed(target, rr);
+      }
+      ++targets[static_cast<std::size_t>(target)].outstanding;
       RequestRecord rec = std::move(d.rec);
       rec.requested_isl = static_cast<int>(isl);
       rec.requested_osl = max_tokens;
@@ -64,22 +132,21 @@ VirtualReplayResult predict_replay(sim::Engine& engine, const ReplayConfig& cfg,
       const std::int64_t send_at = std::max(t, client_free_at);
       client_free_at = send_at + spacing;
       const std::uint64_t id = rec.request_index;
-      client.send(send_at, std::move(rec), sim::SimRequestSpec{id, std::move(prompt), max_tokens, isl});
-      open.emplace(id, std::move(d));
+      clients[static_cast<std::size_t>(target)]->send(send_at, std::move(rec),
+                                                      sim::SimRequestSpec{id, std::move(prompt), max_tokens, isl});
+      open.emplace(id, Open{std::move(d), target});
     }
     if (!due.empty()) continue;
     if (sched.finished()) break;
     if (const auto& why = sched.cancel_reason()) {
       const std::string reason = *why;
-      for (auto& f : client.cancel_all(t, reason)) {
-        auto it = open.find(f.id);
-        sched.complete(it->second, std::move(f.rec), seconds(std::max(t, f.at_ns)));
-        open.erase(it);
-      }
+      for (auto& c : clients)
+        for (auto& f : c->cancel_all(t, reason)) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
       continue;
     }
     const double wake = sched.next_wakeup();
-    std::int64_t next = client.next_event_ns();
+    std::int64_t next = sim::VirtualClient::kNever;
+    for (const auto& c : clients) next = std::min(next, c->next_event_ns());
     if (std::isfinite(wake)) {
       auto w = static_cast<std::int64_t>(std::ceil(wake * 1e9));
       if (seconds(w) < wake) ++w;  // never wake a hair before the timer
@@ -88,11 +155,11 @@ VirtualReplayResult predict_replay(sim::Engine& engine, const ReplayConfig& cfg,
     if (next == sim::VirtualClient::kNever) break;  // nothing can move the run on (the scheduler ends it first)
     // Everything at or before t has been handled: time moves on.
     t = std::max(t + 1, next);
-    for (auto& f : client.advance_to(t)) {
-      auto it = open.find(f.id);
-      sched.complete(it->second, std::move(f.rec), seconds(f.at_ns));
-      open.erase(it);
-    }
+    std::vector<sim::VirtualClient::Finished> ended;
+    for (auto& c : clients)
+      for (auto& f : c->advance_to(t)) ended.push_back(std::move(f));
+    std::sort(ended.begin(), ended.end(), [](const auto& a, const auto& b) { return a.at_ns < b.at_ns; });
+    for (auto& f : ended) finish(f.id, std::move(f.rec), f.at_ns);
   }
 
   VirtualReplayResult out;
@@ -102,7 +169,8 @@ VirtualReplayResult predict_replay(sim::Engine& engine, const ReplayConfig& cfg,
             [](const RequestRecord& a, const RequestRecord& b) { return a.start_ns < b.start_ns; });
   run.profiling_end_ns = t;
   run.abort_reason = out.replay.abort_reason;
-  out.engine = engine.stats();
+  for (auto* e : engines) out.per_engine.push_back(e->stats());
+  out.engine = sum_engine_stats(out.per_engine);
   out.virtual_seconds = seconds(t);
   out.cpu_seconds = process_cpu_seconds() - cpu0;
   return out;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "replay/replay_runner.h"
+#include "route/routing_policy.h"
 #include "sim/engine.h"
 #include "trace/weka_trace.h"
 
@@ -22,16 +23,31 @@ namespace agentperf::replay {
 struct VirtualReplayOptions {
   double network_delay_s = 50e-6;
   double burst_spacing_s = 20e-6;
+  // Several engines (data parallelism: replicas, each with its own KV pool
+  // and radix cache): each request goes where the router's own policy code
+  // (route/routing_policy.h) sends it. The routing key is the session
+  // tree's root when cfg.routing_headers is set (as `agentperf replay
+  // --routing-headers` sends X-SMG-Routing-Key), else the conversation;
+  // cache_aware hashes the prompt's token ids.
+  route::Policy policy = route::Policy::round_robin;
+  route::PolicyOptions policy_opts;
 };
 
 struct VirtualReplayResult {
   ReplayResult replay;     // records in virtual time, as run_replay gives them
-  sim::EngineStats engine;
+  sim::EngineStats engine;  // summed over the engines
+  std::vector<sim::EngineStats> per_engine;
   double virtual_seconds = 0;
   double cpu_seconds = 0;
 };
 
 VirtualReplayResult predict_replay(sim::Engine& engine, const ReplayConfig& cfg,
                                    const std::vector<trace::WekaTrace>& traces, const VirtualReplayOptions& opts = {});
+// Data parallelism: one engine per rank or replica.
+VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, const ReplayConfig& cfg,
+                                   const std::vector<trace::WekaTrace>& traces, const VirtualReplayOptions& opts = {});
+
+// Engine counters summed over engines (busy time: the busiest engine's).
+sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per_engine);
 
 }  // namespace agentperf::replay

@@ -19,9 +19,8 @@ using namespace agentperf;
 
 namespace {
 
-std::unique_ptr<sim::Engine> small_engine() {
-  return std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"),
-                                       sim::EngineConfig{});
+std::unique_ptr<sim::Engine> small_engine(sim::EngineConfig cfg = {}) {
+  return std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"), cfg);
 }
 
 std::vector<trace::WekaTrace> small_traces() {
@@ -133,4 +132,40 @@ TEST(VirtualReplay, MatchesReplayAgainstSimServe) {
   EXPECT_NEAR(live_ttft / pred_ttft, 1.0, 0.05);
   EXPECT_NEAR(live_itl / pred_itl, 1.0, 0.05);
   EXPECT_NEAR(live_tput / pred_tput, 1.0, 0.05);
+}
+
+// Data parallelism through the router's own policies: round-robin scatters
+// a session's turns over the engines, so each engine sees prefixes it never
+// cached (AgentX's DEP8 observation); session stickiness on the tree's root
+// keeps them, and with them the prefix reuse.
+TEST(VirtualReplay, StickyRoutingKeepsPrefixReuseThatRoundRobinFragments) {
+  const auto traces = small_traces();
+  auto cfg = config();
+  cfg.lanes = 24;  // about 9k tokens of working set each (traces inspect)
+  cfg.duration_s = 120;
+  cfg.routing_headers = true;
+  // A KV pool of about 100k tokens per engine: the lanes' working sets fit
+  // in two pools when each engine holds half of them, not when both hold all.
+  sim::EngineConfig tight;
+  tight.mem_fraction_static = 0.16;
+  auto run = [&](route::Policy policy) {
+    auto a = small_engine(tight), b = small_engine(tight);
+    replay::VirtualReplayOptions vo;
+    vo.policy = policy;
+    return replay::predict_replay({a.get(), b.get()}, cfg, traces, vo);
+  };
+  const auto rr = run(route::Policy::round_robin);
+  const auto sticky = run(route::Policy::session_sticky);
+  auto hit = [](const sim::EngineStats& e) {
+    return static_cast<double>(e.cached_tokens_total) / static_cast<double>(e.prompt_tokens_total);
+  };
+  std::printf("2 engines: cache hit %.1f%% round_robin, %.1f%% session_sticky\n", 100 * hit(rr.engine),
+              100 * hit(sticky.engine));
+  ASSERT_EQ(rr.per_engine.size(), 2u);
+  // Both engines served requests under both policies.
+  for (const auto* r : {&rr, &sticky})
+    for (const auto& e : r->per_engine) EXPECT_GT(e.requests_total, 10);
+  EXPECT_GT(hit(sticky.engine), hit(rr.engine) + 0.10);
+  EXPECT_LT(sticky.engine.computed_prefill_tokens_total, rr.engine.computed_prefill_tokens_total);
+  EXPECT_GT(hit(sticky.engine), 0.7);
 }
