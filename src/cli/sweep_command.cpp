@@ -117,10 +117,14 @@ std::shared_ptr<SweepCommand> add_sweep_commands(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   c->add_option("--emit-slurm", sc->emit_slurm_dir, "Write a Slurm job array (one task per point) to this directory instead of running");
   auto* g = "Adaptive search";
-  c->add_option("--min-gain", o.search.min_gain, "A cliff: throughput per GPU rose by less than this share")
+  c->add_option("--min-gain", o.search.min_gain,
+                 "Compute saturation: throughput per GPU rose by less than this share (the cache holding)")
       ->check(CLI::Range(0.0, 10.0))->group(g)->capture_default_str();
-  c->add_option("--latency-jump", o.search.latency_jump, "... or interactivity fell / TTFT rose by more than this factor")
+  c->add_option("--latency-jump", o.search.latency_jump, "A cache cliff: TTFT p50 rose by more than this factor")
       ->check(CLI::Range(1.0, 1000.0))->group(g)->capture_default_str();
+  c->add_option("--hit-drop", o.search.hit_drop,
+                "A cache cliff: the observed prefix-cache hit rate fell by more than this (absolute, 0..1)")
+      ->check(CLI::Range(0.0, 1.0))->group(g)->capture_default_str();
   c->add_option("--resolution", o.search.resolution, "Stop refining once the cliff bracket is this narrow (0 = the list's smallest step)")
       ->check(CLI::NonNegativeNumber)->group(g)->capture_default_str();
   g = "Short-circuit";
