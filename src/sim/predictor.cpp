@@ -11,7 +11,7 @@
 #include "load/arrival_schedule.h"
 #include "load/prompt_synth.h"
 #include "load/request_builder.h"
-#include "sim/stream_chunker.h"
+#include "sim/virtual_client.h"
 #include "sim/text_tokens.h"
 
 namespace agentperf::sim {
@@ -56,12 +56,6 @@ class SyntheticSource {
   std::map<const std::string*, std::vector<Token>> prefix_cache_;
 };
 
-struct InFlightRecord {
-  RequestRecord rec;
-  StreamChunker chunker;
-  int lane;
-};
-
 }  // namespace
 
 PredictResult predict(Engine& engine, const PredictConfig& cfg) {
@@ -70,8 +64,7 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
   const bool open_loop = !agentic && load.request_rate.has_value();
   const int lanes = agentic ? cfg.agentic.sessions : (open_loop ? 0 : load.concurrency.value_or(1));
   const double cpu0 = process_cpu_seconds();
-  const std::int64_t wall_base = wall_ns();
-  constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kNever = VirtualClient::kNever;
 
   SyntheticSource synthetic(load);
   Rng shared_rng(mix_seed(load.seed, 0x5E55));
@@ -83,32 +76,21 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
   Rng think_rng(mix_seed(load.seed, 0x7111));
 
   PredictResult result;
-  std::unordered_map<std::uint64_t, InFlightRecord> in_flight;
+  // The client side (network delay, chunking, records) is the one the
+  // virtual-time replay uses (sim/virtual_client.h).
+  const std::int64_t wall_base = wall_ns();
+  VirtualClient client(engine, cfg.network_delay_s, wall_base);
+  std::unordered_map<std::uint64_t, int> lane_of;  // request id -> lane (-1: open loop)
   using Ready = std::pair<std::int64_t, int>;  // (time, lane)
   std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
   std::int64_t t = 0;
   std::uint64_t next_index = 0;
-  const int stream_interval = engine.config().stream_interval;
-  const auto delay = static_cast<std::int64_t>(cfg.network_delay_s * 1e9);
   const auto spacing = static_cast<std::int64_t>(cfg.burst_spacing_s * 1e9);
-  // Requests on their way to the engine: (arrival time, request).
-  using Arrival = std::pair<std::int64_t, std::uint64_t>;
-  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> to_engine;
-  std::unordered_map<std::uint64_t, SimRequestSpec> pending_specs;
-  auto deliver_arrivals = [&] {
-    while (!to_engine.empty() && to_engine.top().first <= t) {
-      auto it = pending_specs.find(to_engine.top().second);
-      engine.submit(std::move(it->second));
-      pending_specs.erase(it);
-      to_engine.pop();
-    }
-  };
 
   auto issue = [&](int lane, std::int64_t at, std::int64_t scheduled, Phase phase) {
     WorkItem w = agentic ? agentic_lanes[static_cast<std::size_t>(lane)].next(next_index) : synthetic.make(next_index);
     ++next_index;
-    InFlightRecord f{RequestRecord{}, StreamChunker(stream_interval), lane};
-    auto& r = f.rec;
+    RequestRecord r;
     r.request_index = w.id;
     r.phase = phase;
     r.session_num = w.session;
@@ -121,16 +103,13 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
     r.prompt_exact = true;
     r.credit_issued_ns = at;
     r.scheduled_ns = scheduled;
-    r.start_ns = at;
-    r.ack_ns = at;
-    r.start_wall_ns = wall_base + at;
-    r.streamed = true;
-    r.http_status = 200;
-    pending_specs.emplace(w.id, SimRequestSpec{w.id, w.prompt, w.max_tokens, w.prompt_len});
-    to_engine.push({at + delay, w.id});
-    in_flight.emplace(w.id, std::move(f));
+    lane_of[w.id] = lane;
+    client.send(at, std::move(r), SimRequestSpec{w.id, w.prompt, w.max_tokens, w.prompt_len});
   };
 
+  // One phase (warmup, then profiling) of the closed or open loop: send
+  // while the count and the duration allow, then wait for what is in
+  // flight until the grace period ends; what is left is cancelled.
   auto run_phase = [&](Phase phase, std::optional<std::int64_t> count, std::optional<double> duration_s,
                        double grace_s) {
     const std::int64_t start = t;
@@ -149,10 +128,10 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
       while (!ready.empty()) ready.pop();
       for (int l = 0; l < lanes; ++l) ready.push({start, l});
     }
-    while (true) {
+    for (;;) {
       if (open_loop) {
         const int cap = load.concurrency.value_or(0);
-        while (next_arrival <= t && can_issue(next_arrival) && (cap == 0 || static_cast<int>(in_flight.size()) < cap)) {
+        while (next_arrival <= t && can_issue(next_arrival) && (cap == 0 || static_cast<int>(client.in_flight()) < cap)) {
           issue(-1, next_arrival, next_arrival, phase);
           ++issued;
           next_arrival = start + arrivals->next_offset_ns();
@@ -168,68 +147,34 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
           ++issued;
         }
       }
-      deliver_arrivals();
-      if (engine.has_work()) {
-        StepOutcome out = engine.step();
-        const std::int64_t t_end = t + static_cast<std::int64_t>(out.duration_s * 1e9);
-        if (t_end > grace_deadline) {
-          t = grace_deadline;
-          break;
-        }
-        t = t_end;
-        for (const TokenEvent& ev : out.events) {
-          auto it = in_flight.find(ev.id);
-          if (it == in_flight.end()) continue;
-          auto& f = it->second;
-          auto& r = f.rec;
-          if (ev.error) {
-            r.error = ErrorInfo{400, "Bad Request", *ev.error};
-          } else if (ev.new_tokens > 0) {
-            if (int n = f.chunker.on_tokens(ev.new_tokens, ev.first, ev.finished); n > 0) {
-              r.content_ns.push_back(t + delay);
-              ++r.content_events;
-            }
-          }
-          if (!ev.finished) continue;
-          r.end_ns = t + delay;
-          if (!r.error) {
-            r.saw_done = true;
-            r.usage_prompt_tokens = ev.prompt_tokens;
-            r.usage_completion_tokens = ev.completion_tokens;
-            r.usage_total_tokens = ev.prompt_tokens + ev.completion_tokens;
-            r.usage_cached_tokens = ev.cached_tokens;
-          }
-          const int lane = f.lane;
-          result.run.records.push_back(std::move(r));
-          in_flight.erase(it);
-          if (lane >= 0) {
-            const double think = agentic ? agentic_lanes[static_cast<std::size_t>(lane)].think_time(think_rng) : 0.0;
-            ready.push({t + delay + static_cast<std::int64_t>(think * 1e9), lane});
-          }
-        }
-        continue;
-      }
-      // Idle engine: jump to the next send or arrival, or stop.
-      std::int64_t next = to_engine.empty() ? kNever : to_engine.top().first;
+      std::int64_t next = client.next_event_ns();
       if (open_loop) {
         if (can_issue(next_arrival)) next = std::min(next, next_arrival);
       } else if (!ready.empty() && can_issue(ready.top().first)) {
         next = std::min(next, ready.top().first);
       }
       if (next == kNever) break;
+      if (next > grace_deadline) {
+        t = grace_deadline;
+        break;
+      }
       t = std::max(t, next);
+      for (auto& f : client.advance_to(t)) {
+        const int lane = lane_of[f.id];
+        lane_of.erase(f.id);
+        result.run.records.push_back(std::move(f.rec));
+        if (lane >= 0) {
+          const double think = agentic ? agentic_lanes[static_cast<std::size_t>(lane)].think_time(think_rng) : 0.0;
+          ready.push({f.at_ns + static_cast<std::int64_t>(think * 1e9), lane});
+        }
+      }
     }
     // Requests still running when the grace period ends are cancelled.
-    for (auto& [id, f] : in_flight) {
-      auto& r = f.rec;
-      r.error = ErrorInfo{499, "RequestCancelled", "cancelled: the grace period after the benchmark duration expired"};
-      r.was_cancelled = true;
-      r.cancellation_ns = t;
-      r.end_ns = t;
-      result.run.records.push_back(std::move(r));
-      ++result.run.profiling_cancelled;
+    for (auto& f : client.cancel_all(t, "cancelled: the grace period after the benchmark duration expired")) {
+      lane_of.erase(f.id);
+      if (f.rec.was_cancelled) ++result.run.profiling_cancelled;
+      result.run.records.push_back(std::move(f.rec));
     }
-    in_flight.clear();
   };
 
   if (load.warmup_request_count > 0) {

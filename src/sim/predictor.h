@@ -1,8 +1,11 @@
-// `sim predict`: the engine in virtual time, driven directly by a workload.
-// It produces the same RequestRecords a real benchmark would (TTFT at the
-// first streamed chunk, stream_interval chunking, usage with cached tokens),
-// so the same metrics and exports come out, thousands of times faster than
-// real time.
+// `sim predict` on a synthetic workload: the engine in virtual time, driven
+// by the synthetic stream of `profile` (closed or open loop) or by agentic
+// lanes. The client side (network delay, chunking, the records) is
+// sim::VirtualClient, the one the trace-driven prediction
+// (replay/virtual_replay.h) uses, so the same RequestRecords a real
+// benchmark would produce come out (TTFT at the first streamed chunk,
+// stream_interval chunking, usage with cached tokens), thousands of times
+// faster than real time.
 #pragma once
 #include <vector>
 
