@@ -277,6 +277,14 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   sc->serve->add_option("--time-scale", sc->serve_opts.time_scale,
                         "Run the engine this many times faster than real time (tests)")
       ->check(CLI::PositiveNumber)->capture_default_str()->group("Server");
+  sc->serve->add_option_function<double>(
+               "--idle-timeout",
+               [&o = sc->serve_opts](double s) { o.idle_timeout = std::chrono::milliseconds(static_cast<long long>(s * 1000)); },
+               "Close keep-alive connections idle this many seconds (SGLang's default: 5)")
+      ->default_str("5")->check(CLI::Range(0.001, 86400.0))->group("Server");
+  sc->serve->add_option("--max-body-bytes", sc->serve_opts.max_body_bytes,
+                        "Largest request body accepted; larger ones get 413")
+      ->check(CLI::Range(1024.0, 17179869184.0))->capture_default_str()->group("Server");
   sc->serve->add_option("--served-model-name", sc->serve_opts.served_model_name,
                         "Model id reported by /v1/models (default: the spec's)")
       ->group("Server");

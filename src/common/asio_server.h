@@ -3,6 +3,8 @@
 // the port (0 = ephemeral) bound or a UserError naming host, port and
 // reason), the accept loop, and stopping an io_context run by threads.
 #pragma once
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,12 +33,20 @@ inline std::uint16_t listen_on(tcp::acceptor& acceptor, const std::string& host,
 
 // Accepts until the acceptor is closed, handing each connection to
 // `on_connection` (which spawns its handler).
+// Out of file descriptors (EMFILE/ENFILE) or buffers, it waits 100 ms before
+// accepting again instead of spinning a core until descriptors free up.
 template <class OnConnection>
 asio::awaitable<void> accept_each(tcp::acceptor& acceptor, OnConnection on_connection) {
+  asio::steady_timer backoff(acceptor.get_executor());
   for (;;) {
     auto [ec, sock] = co_await acceptor.async_accept(nothrow);
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+      if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space || ec == asio::error::no_memory ||
+          ec.value() == ENFILE) {
+        backoff.expires_after(std::chrono::milliseconds(100));
+        co_await backoff.async_wait(nothrow);
+      }
       continue;
     }
     on_connection(std::move(sock));

@@ -1,6 +1,7 @@
 #include "route/router_server.h"
 
 #include <atomic>
+#include <cstdio>
 #include <tuple>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -86,6 +87,18 @@ struct RouterServer::Impl {
       be.url = net::parse_url(b);
       if (be.url.tls) throw UserError("route: backend '" + b + "': https backends are not supported (the router speaks HTTP/1.1 to backends)");
       be.name = be.url.origin();
+      for (const auto& other : backends)
+        if (other.name == be.name)
+          throw UserError("route: --backend '" + b + "' is given twice (as " + other.name +
+                          "): each backend is one set of targets");
+      try {
+        // Resolved once here, so a typo fails at start, not as 502s later.
+        asio::io_context resolve_io;
+        tcp::resolver resolver(resolve_io);
+        resolver.resolve(be.url.host, std::to_string(be.url.port));
+      } catch (const std::exception& e) {
+        throw UserError("route: --backend '" + b + "': cannot resolve host '" + be.url.host + "': " + e.what());
+      }
       be.stats.url = be.name;
       backends.push_back(std::move(be));
     }
@@ -105,11 +118,17 @@ struct RouterServer::Impl {
       case HealthChange::readmitted:
         ++be.stats.readmissions;
         set_targets_health_locked(b, true);
+        if (opts.log_health_changes)
+          std::fprintf(stderr, "agentperf route: backend %s readmitted after %d passing probe(s)\n", be.name.c_str(),
+                       opts.readmit_after);
         break;
       case HealthChange::ejected:
         ++be.stats.ejections;
         be.pool.clear();
         set_targets_health_locked(b, false);
+        if (opts.log_health_changes)
+          std::fprintf(stderr, "agentperf route: backend %s ejected after %d consecutive failure(s)\n", be.name.c_str(),
+                       opts.eject_after);
         break;
       case HealthChange::none:
         break;
@@ -183,7 +202,7 @@ struct RouterServer::Impl {
     beast::tcp_stream client(std::move(sock));
     aio::ServeLimits limits;
     limits.max_body_bytes = opts.max_body_bytes;
-    limits.idle_timeout = std::chrono::minutes(30);
+    limits.idle_timeout = opts.client_idle_timeout;
     const auto end = co_await serve_requests(
         client, limits, [this, &client](http::request<http::string_body>& req) { return answer(client, req); },
         [](const aio::Rejection& r) { return make_error(11, false, r.status, r.type.c_str(), r.message); });

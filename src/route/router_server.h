@@ -44,6 +44,11 @@ struct RouterOptions {
   int eject_after = 2;
   int readmit_after = 1;
   std::size_t max_body_bytes = std::size_t(256) << 20;
+  // Client keep-alive connections idle this long are closed (nginx's
+  // keepalive_timeout default, 75 s: nginx.org/en/docs/http/ngx_http_core_module.html#keepalive_timeout).
+  std::chrono::milliseconds client_idle_timeout{75000};
+  // Ejections and readmissions are logged (one line each, to stderr).
+  bool log_health_changes = true;
 };
 
 class RouterServer {

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -180,8 +181,8 @@ struct SimServer::Impl {
     sock.set_option(tcp::no_delay(true), ignored);
     beast::tcp_stream stream(std::move(sock));
     aio::ServeLimits limits;
-    limits.max_body_bytes = std::size_t(1) << 30;       // a 256k-token prompt as text is a few MB; ids ~2 MB
-    limits.idle_timeout = std::chrono::seconds(1800);  // SGLANG_TIMEOUT_KEEP_ALIVE in the recipe
+    limits.max_body_bytes = opts.max_body_bytes;  // a 256k-token prompt is ~2 MB as token ids
+    limits.idle_timeout = opts.idle_timeout;
     co_await serve_requests(
         stream, limits, [this, &stream](http::request<http::string_body>& req) { return answer(stream, req); },
         [](const aio::Rejection& r) {
@@ -238,13 +239,21 @@ struct SimServer::Impl {
     if (obj["stream_options"].get_object().get(so) == simdjson::SUCCESS &&
         so["include_usage"].get_bool().get(b) == simdjson::SUCCESS)
       g.include_usage = b;
-    std::int64_t mt = 0;
-    if (obj["max_tokens"].get_int64().get(mt) == simdjson::SUCCESS ||
-        obj["max_completion_tokens"].get_int64().get(mt) == simdjson::SUCCESS) {
-      if (mt < 1) return "max_tokens must be at least 1";
+    // max_tokens (or max_completion_tokens) is an integer from 1 to 2^31 - 1
+    // (the context check below then applies); anything else is a 400 naming
+    // the field, as OpenAI-compatible servers answer, never a wrapped or a
+    // silently substituted value.
+    g.max_tokens = opts.default_max_tokens;
+    for (const char* field : {"max_tokens", "max_completion_tokens"}) {
+      simdjson::dom::element v;
+      if (obj[field].get(v) != simdjson::SUCCESS || v.is_null()) continue;
+      std::int64_t mt = 0;
+      const std::int64_t limit = std::numeric_limits<int>::max();
+      if (!v.is_int64() || v.get_int64().get(mt) != simdjson::SUCCESS || mt < 1 || mt > limit)
+        return std::string("'") + field + "' must be an integer from 1 to " + std::to_string(limit) + ", got " +
+               simdjson::to_string(v);
       g.max_tokens = static_cast<int>(mt);
-    } else {
-      g.max_tokens = opts.default_max_tokens;
+      break;
     }
     g.prompt = std::make_shared<std::vector<Token>>();
     if (chat) {
@@ -281,6 +290,9 @@ struct SimServer::Impl {
         for (auto v : ids) {
           std::int64_t id;
           if (v.get_int64().get(id)) return "'prompt' must be a string or an array of token ids (one prompt per request)";
+          if (id < 0 || id > std::numeric_limits<Token>::max())
+            return "'prompt' token id " + std::to_string(id) + " is out of range (0 to " +
+                   std::to_string(std::numeric_limits<Token>::max()) + ")";
           g.prompt->push_back(static_cast<Token>(id));
         }
       } else {
@@ -348,9 +360,14 @@ struct SimServer::Impl {
       co_return co_await send_simple(stream, req.version(), ka, http::status::ok, "application/json", j.dump());
     }
 
-    std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                       "Transfer-Encoding: chunked\r\n";
-    head += ka ? "\r\n" : "Connection: close\r\n\r\n";
+    // HTTP/1.0 has no chunked encoding (nginx talks 1.0 to its upstreams
+    // by default): the stream is then delimited by closing the connection.
+    const bool chunked = req.version() >= 11;
+    const auto frame = [chunked](const std::string& data) { return chunked ? chunk_frame(data) : data; };
+    std::string head = chunked ? "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                                 "Transfer-Encoding: chunked\r\n"
+                               : "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+    head += ka && chunked ? "\r\n" : "Connection: close\r\n\r\n";
     auto [hec, hn] = co_await asio::async_write(stream, asio::buffer(head), nothrow);
     if (hec) co_return false;
     StreamChunker chunker(engine->config().stream_interval);
@@ -365,12 +382,12 @@ struct SimServer::Impl {
         TokenEvent ev = ch->events.front();
         ch->events.pop_front();
         if (ev.error) {
-          out += chunk_frame("data: " + nlohmann::json{{"error", {{"message", *ev.error}, {"type", "ServiceUnavailableError"}, {"code", 503}}}}.dump() + "\n\n");
+          out += frame("data: " + nlohmann::json{{"error", {{"message", *ev.error}, {"type", "ServiceUnavailableError"}, {"code", 503}}}}.dump() + "\n\n");
           done = true;
           break;
         }
         if (const int n = chunker.on_tokens(ev.new_tokens, ev.first, ev.finished); n > 0) {
-          out += chunk_frame("data: " + chunk_json(g, id, token_text(n, sent_tokens), ev.finished ? "length" : nullptr) + "\n\n");
+          out += frame("data: " + chunk_json(g, id, token_text(n, sent_tokens), ev.finished ? "length" : nullptr) + "\n\n");
           sent_tokens += n;
         }
         if (ev.finished) {
@@ -380,17 +397,17 @@ struct SimServer::Impl {
                                 {"model", model_name},
                                 {"choices", nlohmann::json::array()},
                                 {"usage", usage_json(ev)}};
-            out += chunk_frame("data: " + u.dump() + "\n\n");
+            out += frame("data: " + u.dump() + "\n\n");
           }
           done = true;
           break;
         }
       }
-      if (done) out += chunk_frame("data: [DONE]\n\n") + "0\r\n\r\n";
+      if (done) out += chunked ? chunk_frame("data: [DONE]\n\n") + "0\r\n\r\n" : std::string("data: [DONE]\n\n");
       auto [ec, n] = co_await asio::async_write(stream, asio::buffer(out), nothrow);
       if (ec) co_return false;  // the client left; the engine finishes the request on its own
     }
-    co_return true;
+    co_return chunked;  // an HTTP/1.0 stream ends with the connection
   }
 };
 

@@ -9,6 +9,8 @@
 // Token content is synthetic: a request always generates max_tokens tokens
 // (as with ignore_eos), since the simulator has no model to stop early.
 #pragma once
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,6 +25,13 @@ struct SimServerOptions {
   double time_scale = 1.0;
   std::string served_model_name;  // default: the model spec's served_model_name
   int default_max_tokens = 128;   // when a request names none
+  // Keep-alive connections idle this long are closed, as SGLang's uvicorn
+  // server does after SGLANG_TIMEOUT_KEEP_ALIVE seconds (default 5:
+  // github.com/sgl-project/sglang, python/sglang/srt/environ.py
+  // @ 0003215cf146), so a client meets the same stale-socket path as with
+  // a real server.
+  std::chrono::milliseconds idle_timeout{5000};
+  std::size_t max_body_bytes = std::size_t(256) << 20;  // larger bodies get 413
 };
 
 class SimServer {

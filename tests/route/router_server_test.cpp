@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/error.h"
 #include "metrics/inferencex_aggregate.h"
 #include "replay/replay_runner.h"
 #include "sim/sim_server.h"
@@ -317,4 +318,53 @@ TEST(Router, MalformedRequestsAndOverload) {
   EXPECT_EQ(s.bad_requests, 2u);
   router.stop();
   backend.stop();
+}
+
+// A backend given twice or one whose host does not resolve is an error at
+// start; idle client connections are closed after --idle-timeout; ejections
+// are logged.
+TEST(Router, BadBackendsFailAtStartIdleClientsCloseEjectionsAreLogged) {
+  const auto twice = router_opts({"http://127.0.0.1:9", "http://127.0.0.1:9/"}, route::Policy::round_robin);
+  EXPECT_THROW(route::RouterServer{twice}, UserError);
+  try {
+    route::RouterServer r(router_opts({"http://no-such-host.invalid:8000"}, route::Policy::round_robin));
+    ADD_FAILURE() << "an unresolvable backend was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot resolve host 'no-such-host.invalid'"), std::string::npos) << e.what();
+  }
+  testserver::ScriptedServer backend([](const testserver::ReceivedRequest&) {
+    testserver::ScriptedResponse r;
+    r.framing = testserver::ScriptedResponse::Framing::content_length;
+    r.steps.push_back({0ns, "{}"});
+    return r;
+  });
+  backend.start();
+  auto o = router_opts({backend.url()}, route::Policy::round_robin);
+  o.client_idle_timeout = 300ms;
+  route::RouterServer router(o);
+  router.start();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto got = test_support::raw_exchange(router.port(), "GET /health HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(got.received.rfind("HTTP/1.1 ", 0), 0u) << got.received;
+  EXPECT_TRUE(got.closed_by_server);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 250ms);
+  router.stop();
+  backend.stop();
+
+  // A dead backend is ejected after two failed probes, and the router says so.
+  asio::io_context io;
+  tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const auto dead_port = probe.local_endpoint().port();
+  probe.close();
+  auto dead = router_opts({"http://127.0.0.1:" + std::to_string(dead_port)}, route::Policy::round_robin);
+  dead.health_interval = 50ms;
+  testing::internal::CaptureStderr();
+  route::RouterServer r2(dead);
+  r2.start();
+  for (int i = 0; i < 100 && r2.stats().backends[0].ejections == 0; ++i) std::this_thread::sleep_for(20ms);
+  r2.stop();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("backend http://127.0.0.1:" + std::to_string(dead_port) + " ejected after 2 consecutive failure(s)"),
+            std::string::npos)
+      << err;
 }

@@ -125,12 +125,53 @@ TEST(SimServer, BadRequestsGetClearErrors) {
   auto route = h.send(completion("{}", "/v1/embeddings"));
   ASSERT_FALSE(route.ok());
   EXPECT_EQ(route.error->code, 404);
+  // max_tokens must be an integer from 1 to the context length: a float, a
+  // string or 2^31 is a 400 naming the field (never a wrapped or default value).
+  for (const char* mt : {"1.5", "\"10\"", "2147483648", "0"}) {
+    auto bad_mt = h.send(completion(std::string(R"({"prompt":[1,2,3],"max_tokens":)") + mt + "}"));
+    ASSERT_FALSE(bad_mt.ok()) << mt;
+    EXPECT_EQ(bad_mt.error->code, 400) << mt;
+    EXPECT_NE(bad_mt.error->message.find("'max_tokens' must be an integer from 1 to"), std::string::npos)
+        << bad_mt.error->message;
+  }
+  auto bad_id = h.send(completion(R"({"prompt":[1,4294967296],"max_tokens":4})"));
+  ASSERT_FALSE(bad_id.ok());
+  EXPECT_NE(bad_id.error->message.find("token id 4294967296 is out of range"), std::string::npos) << bad_id.error->message;
   // A header block over 64 KiB: 431 with the engine's error shape, then close.
   const auto huge = test_support::raw_exchange(
       server.port(), "GET /health HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(70 * 1024, 'a') + "\r\n\r\n");
   EXPECT_EQ(huge.received.rfind("HTTP/1.1 431", 0), 0u) << huge.received.substr(0, 200);
   EXPECT_NE(huge.received.find("\"object\":\"error\""), std::string::npos);
   EXPECT_TRUE(huge.closed_by_server);
+  server.stop();
+}
+
+// HTTP/1.0 (nginx's default upstream protocol) has no chunked encoding: a
+// stream is delimited by the connection's close. Idle keep-alive
+// connections are closed after the idle timeout, as SGLang's server does.
+TEST(SimServer, Http10StreamsWithoutChunkingAndIdleConnectionsClose) {
+  sim::SimServerOptions o;
+  o.time_scale = 20;
+  o.idle_timeout = std::chrono::milliseconds(300);
+  sim::SimServer server(small_engine(), o);
+  server.start();
+  const std::string body = R"({"prompt":[1,2,3],"max_tokens":3,"stream":true})";
+  const auto got = test_support::raw_exchange(
+      server.port(), "POST /v1/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_EQ(got.received.rfind("HTTP/1.0 200", 0), 0u) << got.received;
+  EXPECT_EQ(got.received.find("chunked"), std::string::npos) << got.received;
+  EXPECT_NE(got.received.find("\r\n\r\ndata: {"), std::string::npos) << got.received;  // no chunk-size lines
+  EXPECT_NE(got.received.find("data: [DONE]\n\n"), std::string::npos);
+  EXPECT_TRUE(got.closed_by_server);
+  // HTTP/1.1 keep-alive: the answer, then the server closes the idle socket.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto idle = test_support::raw_exchange(server.port(), "GET /health HTTP/1.1\r\nHost: h\r\n\r\n");
+  const auto held = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(idle.received.rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_TRUE(idle.closed_by_server);
+  EXPECT_GE(held, std::chrono::milliseconds(250));
+  EXPECT_LT(held, std::chrono::seconds(5));
   server.stop();
 }
 
