@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_numbers.h"
 #include "calibrate/profile_builder.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -65,7 +66,7 @@ std::shared_ptr<CalibrateCommand> add_calibrate_command(CLI::App& app) {
   cc->measure->add_option("--profile-out", cc->profile_out, "Also write the hardware profile here");
   cc->measure->add_option("--hardware", cc->hardware, "Spec whose peaks the profile's fractions are relative to")
       ->capture_default_str();
-  cc->measure->add_option("--device", cc->device, "CUDA device index")->capture_default_str();
+  cc->measure->add_option("--device", cc->device, "CUDA device index")->transform(int_in(0, 1023))->capture_default_str();
   cc->measure->add_flag("--quick", cc->quick, "Fewer repeats and smaller buffers (a smoke run, not for profiles)");
 
   cc->profile = cc->cmd->add_subcommand("profile", "Turn GPU measurements into a hardware profile (fractions of the spec's peaks)");
@@ -76,7 +77,7 @@ std::shared_ptr<CalibrateCommand> add_calibrate_command(CLI::App& app) {
   cc->profile->add_option("-o,--output", cc->output, "Profile file to write")->required();
   cc->profile->add_option("--kernels-per-layer", cc->build.kernels_per_layer,
                           "Kernels one decoder layer launches, for the launch-overhead term")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->transform(int_in(1, 1000))->capture_default_str();
 
   cc->check = cc->cmd->add_subcommand("check", "Validate a hardware profile against a spec and print its figures");
   cc->check->add_option("profile", cc->profile_path, "Profile file")->required();

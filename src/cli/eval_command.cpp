@@ -4,6 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_numbers.h"
+#include "load/profile_config.h"
 #include "cli/profile_command.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -35,21 +37,21 @@ std::shared_ptr<EvalCommand> add_eval_command(CLI::App& app) {
   ec->gsm8k->add_option("--dataset", ec->dataset, "JSONL with question/answer per line (the GSM8K test split format)")
       ->required()->check(CLI::ExistingFile)->group(g);
   ec->gsm8k->add_option("--fewshot", ec->fewshot, "Worked examples before each question")
-      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(g);
+      ->transform(int_in(0, 1000))->capture_default_str()->group(g);
   ec->gsm8k->add_option("--fewshot-file", ec->fewshot_file,
                         "Examples to take the shots from (default: the dataset's first N, then not scored)")
       ->check(CLI::ExistingFile)->group(g);
-  ec->gsm8k->add_option("--limit", ec->limit, "Score only the first N questions")->check(CLI::NonNegativeNumber)->group(g);
+  ec->gsm8k->add_option("--limit", ec->limit, "Score only the first N questions")->transform(int_in(0, 1000000000))->group(g);
   ec->gsm8k->add_option("-c,--concurrency", ec->cfg.concurrency, "Requests in flight")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+      ->transform(int_in(1, limits::max_concurrency))->capture_default_str()->group(g);
   ec->gsm8k->add_option("--max-tokens", ec->cfg.max_tokens, "Generation length cap")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+      ->transform(tokens_in(1, limits::max_tokens))->capture_default_str()->group(g);
   ec->gsm8k->add_option("--threshold", ec->threshold, "Exit 1 when the accuracy is below this (e.g. 0.94)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(g);
+      ->check(real_in(0, 1))->capture_default_str()->group(g);
   ec->gsm8k->add_option("--max-error-rate", ec->max_error_rate,
                         "Share of questions whose request may fail (they count as wrong answers); above it the check "
                         "fails with exit 1")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(g);
+      ->check(real_in(0, 1))->capture_default_str()->group(g);
   ec->gsm8k->add_option("--metric", ec->metric, "Which accuracy the threshold applies to")
       ->check(CLI::IsMember({"flexible", "strict"}))->capture_default_str()->group(g);
   ec->gsm8k->add_option("-o,--output", ec->output, "Write results JSON (scores and every answer) here")->group(g);

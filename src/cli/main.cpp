@@ -15,6 +15,7 @@
 #include "cli/sweep_command.h"
 #include "cli/traces_command.h"
 #include "common/error.h"
+#include "common/run_control.h"
 #include "common/version.h"
 
 namespace {
@@ -24,6 +25,13 @@ std::string join_args(int argc, char** argv) {
     if (i) s += ' ';
     s += argv[i];
   }
+  return s;
+}
+// A message on one line: CLI11 puts some lists on several.
+std::string one_line(std::string s) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 }  // namespace
@@ -61,7 +69,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version print and exit 0 as CLI11 does. Every other
+    // parse error is a usage error (exit 2, docs/exit-codes.md), not
+    // CLI11's internal 104-114, on one line as the other input errors are.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::fprintf(stderr, "agentperf: error: %s\n", one_line(e.what()).c_str());
+    return exit_code::usage;
   }
   const std::string command = join_args(argc, argv);
   try {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_numbers.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/run_control.h"
@@ -57,54 +58,54 @@ void add_load_options(CLI::App& cmd, LoadConfig& cfg, ProfileCliText& text) {
   auto* load = "Load";
   cmd.add_option("-c,--concurrency", cfg.concurrency, "Closed loop: N requests in flight at all times; with "
                  "--request-rate, a cap on requests in flight")
-      ->check(CLI::PositiveNumber)->group(load);
+      ->transform(int_in(1, limits::max_concurrency))->group(load);
   cmd.add_option("-r,--request-rate", cfg.request_rate, "Open loop: R requests per second")
-      ->check(CLI::PositiveNumber)->group(load);
+      ->check(real_in(0, limits::max_request_rate, true, "a rate in requests/s"))->group(load);
   cmd.add_option("--arrival-pattern", text.arrival, "poisson or constant inter-arrival times (open loop)")
       ->check(CLI::IsMember({"poisson", "constant"}))
       ->group(load)
       ->capture_default_str();
   cmd.add_option("-n,--request-count", cfg.request_count,
                  "Profiling requests to send (default: 10 x concurrency, at least 100, unless --duration is given)")
-      ->check(CLI::PositiveNumber)->group(load);
+      ->transform(int_in(1, limits::max_request_count))->group(load);
   cmd.add_option("-d,--duration,--benchmark-duration", cfg.duration_s,
                  "Stop sending after this many seconds of profiling")
-      ->check(CLI::PositiveNumber)->group(load);
+      ->check(positive_seconds_up_to(limits::max_seconds))->group(load);
   cmd.add_option("--grace-period,--benchmark-grace-period", cfg.grace_period_s,
                  "After --duration, seconds to wait for in-flight requests before cancelling them")
-      ->check(CLI::NonNegativeNumber)->group(load)->capture_default_str();
+      ->check(seconds_in(0, limits::max_seconds))->group(load)->capture_default_str();
   cmd.add_option("--warmup-request-count", cfg.warmup_request_count,
                  "Requests sent and drained before profiling; excluded from metrics")
-      ->check(CLI::NonNegativeNumber)->group(load)->capture_default_str();
+      ->transform(int_in(0, limits::max_request_count))->group(load)->capture_default_str();
   cmd.add_option("--workers", cfg.workers, "Client event loops (threads)")
-      ->check(CLI::PositiveNumber)->group(load)->capture_default_str();
-  cmd.add_option("--random-seed", cfg.seed, "Seed for prompts and arrival times")->group(load)->capture_default_str();
+      ->transform(int_in(1, limits::max_workers))->group(load)->capture_default_str();
+  cmd.add_option("--random-seed", cfg.seed, "Seed for prompts and arrival times")->check(uint64_any())->group(load)->capture_default_str();
   cmd.add_option("--failed-request-threshold", cfg.failed_request_threshold,
                  "Stop the run when the error ratio exceeds this (0..1]; 1 = never")
-      ->check(CLI::Range(0.0, 1.0))->group(load)->capture_default_str();
+      ->check(real_in(0, 1, true))->group(load)->capture_default_str();
   cmd.add_option("--max-error-rate", cfg.max_error_rate,
                  "Share of failed profiling requests a valid run may have (0..1); above it the run is INVALID and "
                  "exits 1")
-      ->check(CLI::Range(0.0, 1.0))->group(load)->capture_default_str();
+      ->check(real_in(0, 1))->group(load)->capture_default_str();
 }
 
 void add_prompt_length_options(CLI::App& cmd, LoadConfig& cfg) {
   auto* prompt = "Prompts";
   cmd.add_option("--isl,--synthetic-input-tokens-mean", cfg.isl.mean,
                  "Input length in tokens (whole prompt, shared prefix included)")
-      ->check(CLI::PositiveNumber)->group(prompt)->capture_default_str();
+      ->transform(tokens_in(1, limits::max_tokens))->group(prompt)->capture_default_str();
   cmd.add_option("--isl-stddev,--synthetic-input-tokens-stddev", cfg.isl.stddev, "Std-dev of input length")
-      ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+      ->check(real_in(0, limits::max_tokens, false, "a number of tokens"))->group(prompt)->capture_default_str();
   cmd.add_option("--osl,--output-tokens-mean", cfg.osl.mean, "Output length in tokens (sent as max_tokens)")
-      ->check(CLI::PositiveNumber)->group(prompt)->capture_default_str();
+      ->transform(tokens_in(1, limits::max_tokens))->group(prompt)->capture_default_str();
   cmd.add_option("--osl-stddev,--output-tokens-stddev", cfg.osl.stddev, "Std-dev of output length")
-      ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+      ->check(real_in(0, limits::max_tokens, false, "a number of tokens"))->group(prompt)->capture_default_str();
   cmd.add_option("--prefix-length,--prompt-prefix-length", cfg.prefix_length,
                  "Tokens of shared prefix at the start of every prompt")
-      ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+      ->transform(tokens_in(0, limits::max_tokens))->group(prompt)->capture_default_str();
   cmd.add_option("--num-prefix-groups,--prompt-prefix-pool-size", cfg.num_prefix_groups,
                  "Distinct shared prefixes, assigned round-robin")
-      ->check(CLI::NonNegativeNumber)->group(prompt)->capture_default_str();
+      ->transform(int_in(0, limits::max_prefix_groups))->group(prompt)->capture_default_str();
 }
 
 void add_prompt_encoding_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliText& text) {
@@ -125,16 +126,16 @@ void add_prompt_encoding_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliTex
 void add_client_options(CLI::App& cmd, ClientConfig& cfg) {
   auto* client = "Client";
   cmd.add_option("--connect-timeout", cfg.connect_timeout_s, "Seconds to establish a connection")
-      ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_seconds))->group(client)->capture_default_str();
   cmd.add_option("--request-timeout,--request-timeout-seconds", cfg.request_timeout_s,
                  "Seconds for one whole request")
-      ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_seconds))->group(client)->capture_default_str();
   cmd.add_option("--keepalive-idle", cfg.keepalive_idle_s,
                  "Reuse a pooled connection only if idle less than this many seconds (keep it below the server's "
                  "keep-alive timeout)")
-      ->check(CLI::NonNegativeNumber)->group(client)->capture_default_str();
+      ->check(seconds_in(0, limits::max_seconds))->group(client)->capture_default_str();
   cmd.add_option("--connect-attempts", cfg.connect_attempts, "Connection attempts before a request fails")
-      ->check(CLI::PositiveNumber)->group(client)->capture_default_str();
+      ->transform(int_in(1, limits::max_connect_attempts))->group(client)->capture_default_str();
   cmd.add_flag("--tls-verify", cfg.tls_verify, "Verify the server's TLS certificate")->group(client);
 }
 
@@ -146,12 +147,12 @@ void add_output_options(CLI::App& cmd, RunOutputConfig& cfg) {
   cmd.add_option("--server-metrics-url", cfg.server_metrics_url, "Metrics URL (default: <url>/metrics); implies --server-metrics")
       ->group(output);
   cmd.add_option("--server-metrics-interval", cfg.server_metrics_interval_s, "Seconds between scrapes")
-      ->check(CLI::PositiveNumber)->group(output)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_interval_s))->group(output)->capture_default_str();
   cmd.add_option("-o,--artifact-dir,--output-artifact-dir", cfg.artifact_dir, "Directory for result files")
       ->group(output)->capture_default_str();
   cmd.add_flag("-q,--quiet", cfg.quiet, "No progress line")->group(output);
   cmd.add_option("--progress-interval", cfg.progress_interval_s, "Seconds between progress updates")
-      ->check(CLI::PositiveNumber)->group(output)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_interval_s))->group(output)->capture_default_str();
 }
 
 void finish_client_options(ClientConfig& cfg, const ProfileCliText& text) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
 #include "cli/replay_options.h"
 #include "common/clock.h"
@@ -49,7 +50,7 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
   rc->cmd->add_option("--max-error-rate", rc->max_error_rate,
                       "Share of failed profiling requests a valid run may have (InferenceX: 0.10); above it the run is "
                       "INVALID and exits 1")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(g);
+      ->check(real_in(0, 1))->capture_default_str()->group(g);
   return rc;
 }
 

@@ -3,7 +3,9 @@
 #include <cstdio>
 
 #include "common/clock.h"
+#include "cli/cli_numbers.h"
 #include "common/error.h"
+#include "load/profile_config.h"
 
 namespace agentperf::cli {
 
@@ -15,46 +17,48 @@ void add_replay_schedule_options(CLI::App& cmd, replay::ReplayConfig& cfg, Repla
   if (traces_required) traces->required();
   if (with_run_flags) {
     cmd.add_option("--lanes,-c,--concurrency", cfg.lanes, "Lanes: session trees played at once")
-        ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+        ->transform(int_in(1, limits::max_concurrency))->capture_default_str()->group(g);
     cmd.add_option("-d,--duration,--benchmark-duration", cfg.duration_s, "Seconds of sending")
-        ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+        ->check(positive_seconds_up_to(limits::max_seconds))->capture_default_str()->group(g);
     cmd.add_option("--grace-period,--benchmark-grace-period", cfg.grace_s,
                    "Seconds for in-flight requests after --duration")
-        ->check(CLI::NonNegativeNumber)->capture_default_str()->group(g);
+        ->check(seconds_in(0, limits::max_seconds))->capture_default_str()->group(g);
     cmd.add_option("--failed-request-threshold", cfg.failed_request_threshold,
                    "Stop once the profiling error ratio exceeds this (InferenceX: 0.10)")
-        ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(g);
-    cmd.add_option("--random-seed", cfg.seed, "Seed of the block contents")->capture_default_str()->group(g);
+        ->check(real_in(0, 1, true))->capture_default_str()->group(g);
+    cmd.add_option("--random-seed", cfg.seed, "Seed of the block contents")
+        ->transform(uint64_any())->capture_default_str()->group(g);
   }
   cmd.add_option("--system-idle-cap", cfg.system_idle_cap_s, "Longest wait with nothing in flight anywhere")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+      ->check(positive_seconds_up_to(limits::max_seconds))->capture_default_str()->group(g);
   cmd.add_option("--trace-idle-gap-cap-seconds", cfg.tree_idle_cap_s, "Longest idle gap of one session tree")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+      ->check(positive_seconds_up_to(limits::max_seconds))->capture_default_str()->group(g);
   cmd.add_flag("!--no-cache-bust", cfg.cache_bust, "Do not add the per-play [rid:...] marker")->group(g);
   cmd.add_option("--trace-format", t.format, "weka, mooncake, or auto (mooncake rows have input_length)")
       ->check(CLI::IsMember({"auto", "weka", "mooncake"}))->capture_default_str()->group(g);
   cmd.add_flag("--routing-headers", cfg.routing_headers,
                "Send X-SMG-Routing-Key (the session tree) and X-Session-ID (the conversation)")->group(g);
   cmd.add_option("--max-context-length", t.max_context, "Drop traces whose peak in+out exceeds this")
-      ->check(CLI::PositiveNumber)->group(g);
+      ->transform(tokens_in(1, limits::max_tokens))->group(g);
   cmd.add_flag("--256k", t.load.variant_256k, "Drop calls with in+out > 256,000")->group(g);
-  cmd.add_option("--num-dataset-entries", t.entries, "Use the first N traces")->check(CLI::PositiveNumber)->group(g);
+  cmd.add_option("--num-dataset-entries", t.entries, "Use the first N traces")
+      ->transform(int_in(1, 1'000'000'000))->group(g);
   cmd.add_option("--gpus", t.gpus, "GPUs behind the endpoint (throughput per GPU)")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+      ->transform(int_in(1, 1'000'000))->capture_default_str()->group(g);
   auto* w = "Warmup";
   cmd.add_flag("!--no-warmup", cfg.warmup, "Start every lane at turn 0, with no t* snapshot, primers or pressure requests")
       ->group(w);
   cmd.add_option("--trajectory-start-min-ratio", cfg.t_star_min, "t* lower bound, as a share of the tree's span")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(w);
+      ->check(real_in(0, 1))->capture_default_str()->group(w);
   cmd.add_option("--trajectory-start-max-ratio", cfg.t_star_max, "t* upper bound")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str()->group(w);
+      ->check(real_in(0, 1))->capture_default_str()->group(w);
   cmd.add_option("--warmup-requests-per-lane", cfg.warmup_requests_per_lane,
                  "Zero-delay one-token requests per lane after the primers")
-      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(w);
+      ->transform(int_in(0, 1'000'000))->capture_default_str()->group(w);
   cmd.add_option("--warmup-spread-seconds", cfg.warmup_spread_s, "Longest span of the primer spread")
-      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(w);
+      ->check(seconds_in(0, limits::max_seconds))->capture_default_str()->group(w);
   cmd.add_option("--warmup-grace-period", cfg.warmup_grace_s, "Seconds warmup may take before profiling starts anyway")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(w);
+      ->check(positive_seconds_up_to(limits::max_seconds))->capture_default_str()->group(w);
 }
 
 std::vector<trace::WekaTrace> load_replay_traces(ReplayTraceOptions& t, const replay::ReplayConfig& cfg, bool quiet,

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "cli/cli_numbers.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "report/report.h"
@@ -22,7 +23,7 @@ std::shared_ptr<ReportCommand> add_report_command(CLI::App& app) {
   rc->cmd->add_option("results", rc->dirs, "Result directories (profile, replay, run or sim predict -o)")->required();
   rc->cmd->add_option("-o,--output", rc->output, "HTML file to write")->capture_default_str();
   rc->cmd->add_option("--gpus", rc->opts.gpus, "GPUs per run for throughput per GPU (default: from the results, else 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(int_in(0, 1000000));
   return rc;
 }
 

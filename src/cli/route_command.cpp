@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "cli/cli_numbers.h"
+#include "load/profile_config.h"
 #include "route/router_server.h"
 
 namespace agentperf::cli {
@@ -36,46 +38,52 @@ std::shared_ptr<RouteCommand> add_route_command(CLI::App& app) {
   c->add_option("--policy", rc->policy, "round_robin, least_outstanding, session_sticky or cache_aware")
       ->check(CLI::IsMember({"round_robin", "least_outstanding", "session_sticky", "cache_aware"}))->capture_default_str();
   c->add_option("--host", o.host, "Address to listen on")->capture_default_str();
-  c->add_option("--port", o.port, "Port to listen on (0 = ephemeral, printed at start)")->capture_default_str();
-  c->add_option("--threads", o.threads, "Event-loop threads")->check(CLI::Range(1, 64))->capture_default_str();
+  c->add_option("--port", o.port, "Port to listen on (0 = ephemeral, printed at start)")
+      ->transform(int_in(0, 65535))->capture_default_str();
+  c->add_option("--threads", o.threads, "Event-loop threads")->transform(int_in(1, 64))->capture_default_str();
   c->add_option("--dp-size", o.dp_size,
                 "Data-parallel ranks per backend: each rank is a routing target, pinned with X-Data-Parallel-Rank")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+      ->transform(int_in(1, 64))->capture_default_str();
   c->add_option("--max-outstanding-per-target", p.max_outstanding,
                 "Requests in flight per target (backend or DP rank) before it counts as full; all full -> 503 (0 = no cap)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(int_in(0, 1000000))->capture_default_str();
   c->add_option("--routing-key-headers", rc->key_headers,
                 "Headers whose first non-empty value is the session key, in order (default x-smg-routing-key, "
                 "x-session-id, x-correlation-id)")->delimiter(',');
   auto* g = "Session sticky";
   c->add_option("--bounded-load-epsilon", p.bounded_load_epsilon,
                 "New keys go to a target only while its load < ceil((1+eps) x (total+1) / healthy)")
-      ->check(CLI::Range(0.0, 10.0))->group(g)->capture_default_str();
+      ->check(real_in(0, 10))->group(g)->capture_default_str();
   c->add_option("--session-ttl", p.session_ttl_s, "Forget a routing key idle this many seconds")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_seconds))->group(g)->capture_default_str();
   g = "Cache aware (SGLang Model Gateway defaults)";
   c->add_option("--cache-threshold", p.cache_threshold, "Route to the best prefix match if it covers more than this share")
-      ->check(CLI::Range(0.0, 1.0))->group(g)->capture_default_str();
+      ->check(real_in(0, 1))->group(g)->capture_default_str();
   c->add_option("--balance-abs-threshold", p.balance_abs_threshold, "Imbalanced when max - min load exceeds this ...")
-      ->check(CLI::NonNegativeNumber)->group(g)->capture_default_str();
+      ->transform(int_in(0, 1000000))->group(g)->capture_default_str();
   c->add_option("--balance-rel-threshold", p.balance_rel_threshold, "... and max load exceeds this times min load")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->check(real_in(0, 1000000, true))->group(g)->capture_default_str();
   c->add_option("--prefix-block-bytes", p.block_bytes, "Prompt text per prefix block")
-      ->check(CLI::Range(8, 65536))->group(g)->capture_default_str();
+      ->transform(int_in(8, 65536))->group(g)->capture_default_str();
   c->add_option("--max-prefix-blocks", p.max_blocks_per_target, "Prefix blocks remembered per target (LRU)")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->transform(int_in(1, 1000000000))->group(g)->capture_default_str();
   g = "Health";
   c->add_option("--health-interval-ms", rc->health_interval_ms, "GET /health on every backend this often")
-      ->check(CLI::Range(10, 3600000))->group(g)->capture_default_str();
+      ->transform(int_in(10, 3600000))->group(g)->capture_default_str();
   c->add_option("--eject-after", o.eject_after, "Consecutive failures (probes or requests) that eject a backend")
-      ->check(CLI::Range(1, 1000))->group(g)->capture_default_str();
+      ->transform(int_in(1, 1000))->group(g)->capture_default_str();
   c->add_option("--readmit-after", o.readmit_after, "Consecutive passing probes that re-admit it")
-      ->check(CLI::Range(1, 1000))->group(g)->capture_default_str();
+      ->transform(int_in(1, 1000))->group(g)->capture_default_str();
   c->add_option("--connect-timeout-ms", rc->connect_timeout_ms, "Backend connect timeout")
-      ->check(CLI::Range(1, 600000))->group(g)->capture_default_str();
+      ->transform(int_in(1, 600000))->group(g)->capture_default_str();
+  c->add_option_function<double>(
+       "--idle-timeout",
+       [&o](double s) { o.client_idle_timeout = std::chrono::milliseconds(static_cast<long long>(s * 1000)); },
+       "Close client keep-alive connections idle this many seconds (nginx's default: 75)")
+      ->default_str("75")->check(seconds_in(0.001, 86400))->group(g);
   c->add_option("--backend-idle-timeout", rc->backend_idle_timeout_s,
                 "Seconds a backend may stay silent (before its first byte or mid-stream) before the request fails")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_seconds))->group(g)->capture_default_str();
   return rc;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
 #include "cli/sim_options.h"
 #include "metrics/export.h"
@@ -40,7 +41,7 @@ std::shared_ptr<RunCommand> add_run_command(CLI::App& app) {
   add_profile_options(*rc->cmd, rc->cfg, rc->text);
   add_sim_engine_options(*rc->cmd, rc->engine);
   rc->cmd->add_option("--time-scale", rc->time_scale, "Embedded simulator: run this many times faster than real time")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group("Engine");
+      ->check(real_in(0, 1000000, true))->capture_default_str()->group("Engine");
   return rc;
 }
 

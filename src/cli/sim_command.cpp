@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
 #include "cli/replay_options.h"
 #include "cli/sim_options.h"
@@ -248,7 +249,7 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
                               /*traces_required=*/false);
   sc->predict->add_option("--dp", sc->dp, "With --traces: N engines (replicas or DP ranks, each with its own KV pool "
                                           "and radix cache) behind a router")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group("Replay");
+      ->transform(int_in(1, 1024))->capture_default_str()->group("Replay");
   sc->predict->add_option("--route-policy", sc->route_policy,
                           "With --dp: round_robin, least_outstanding, session_sticky or cache_aware (the router's own "
                           "policies; session_sticky keys on the session tree with --routing-headers)")
@@ -257,34 +258,35 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   auto* a = "Agentic workload";
   sc->predict->add_option("--agentic-sessions", sc->agentic.sessions,
                           "Lanes of coding-agent sessions (replaces the synthetic single-turn stream)")
-      ->check(CLI::NonNegativeNumber)->group(a);
+      ->transform(int_in(0, limits::max_concurrency))->group(a);
   sc->predict->add_option("--system-tokens", sc->agentic.system_tokens, "System prompt shared by every session")
-      ->check(CLI::NonNegativeNumber)->group(a)->capture_default_str();
+      ->transform(tokens_in(0, limits::max_tokens))->group(a)->capture_default_str();
   sc->predict->add_option("--turn-input-tokens", sc->agentic.turn_input.mean, "New user/tool tokens per turn (mean)")
-      ->check(CLI::PositiveNumber)->group(a)->capture_default_str();
+      ->check(real_in(0, limits::max_tokens, true, "a number of tokens"))->group(a)->capture_default_str();
   sc->predict->add_option("--turn-output-tokens", sc->agentic.turn_output.mean, "Output tokens per turn (mean)")
-      ->check(CLI::PositiveNumber)->group(a)->capture_default_str();
+      ->check(real_in(0, limits::max_tokens, true, "a number of tokens"))->group(a)->capture_default_str();
   sc->predict->add_option("--think-time", sc->agentic.think_time_s, "Mean idle seconds between turns (exponential)")
-      ->check(CLI::NonNegativeNumber)->group(a)->capture_default_str();
+      ->check(seconds_in(0, limits::max_seconds))->group(a)->capture_default_str();
   sc->predict->add_option("--session-max-context", sc->agentic.max_context, "A session restarts past this context")
-      ->check(CLI::PositiveNumber)->group(a)->capture_default_str();
+      ->transform(tokens_in(1, limits::max_tokens))->group(a)->capture_default_str();
 
   sc->serve = sc->sim->add_subcommand("serve", "Serve the simulated engine over OpenAI-compatible HTTP");
   add_sim_engine_options(*sc->serve, sc->serve_engine);
   sc->serve_opts.port = 30000;
   sc->serve->add_option("--host", sc->serve_opts.host, "Address to bind")->capture_default_str()->group("Server");
-  sc->serve->add_option("--port", sc->serve_opts.port, "Port (0 = any free port)")->capture_default_str()->group("Server");
+  sc->serve->add_option("--port", sc->serve_opts.port, "Port (0 = any free port)")
+      ->transform(int_in(0, 65535))->capture_default_str()->group("Server");
   sc->serve->add_option("--time-scale", sc->serve_opts.time_scale,
                         "Run the engine this many times faster than real time (tests)")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group("Server");
+      ->check(real_in(0, 1e6, true))->capture_default_str()->group("Server");
   sc->serve->add_option_function<double>(
                "--idle-timeout",
                [&o = sc->serve_opts](double s) { o.idle_timeout = std::chrono::milliseconds(static_cast<long long>(s * 1000)); },
                "Close keep-alive connections idle this many seconds (SGLang's default: 5)")
-      ->default_str("5")->check(CLI::Range(0.001, 86400.0))->group("Server");
+      ->default_str("5")->check(seconds_in(0, limits::max_interval_s, true))->group("Server");
   sc->serve->add_option("--max-body-bytes", sc->serve_opts.max_body_bytes,
                         "Largest request body accepted; larger ones get 413")
-      ->check(CLI::Range(1024.0, 17179869184.0))->capture_default_str()->group("Server");
+      ->transform(int_in(1024, std::int64_t(16) << 30))->capture_default_str()->group("Server");
   sc->serve->add_option("--served-model-name", sc->serve_opts.served_model_name,
                         "Model id reported by /v1/models (default: the spec's)")
       ->group("Server");

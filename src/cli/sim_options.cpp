@@ -1,5 +1,8 @@
 #include "cli/sim_options.h"
 
+#include "cli/cli_numbers.h"
+#include "load/profile_config.h"
+
 #include "common/error.h"
 
 namespace agentperf::cli {
@@ -17,33 +20,33 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
   cmd.add_option("--tp,--tp-size", c.tp, "Tensor-parallel size (1, 2, 4, 8)")
       ->check(CLI::IsMember({1, 2, 4, 8}))->group(g)->capture_default_str();
   cmd.add_option("--mem-fraction-static", c.mem_fraction_static, "Share of HBM for weights + KV + state pools")
-      ->check(CLI::Range(0.05, 0.99))->group(g)->capture_default_str();
+      ->check(real_in(0.05, 0.99))->group(g)->capture_default_str();
   cmd.add_option("--chunked-prefill-size", c.chunked_prefill_size, "Largest prefill chunk of one request (tokens)")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->transform(tokens_in(1, limits::max_tokens))->group(g)->capture_default_str();
   cmd.add_option("--max-prefill-tokens", c.max_prefill_tokens, "New tokens per prefill batch")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->transform(tokens_in(1, limits::max_tokens))->group(g)->capture_default_str();
   cmd.add_option("--max-running-requests", c.max_running_requests, "Running batch cap (0 = memory only)")
-      ->check(CLI::NonNegativeNumber)->group(g)->capture_default_str();
+      ->transform(int_in(0, limits::max_concurrency))->group(g)->capture_default_str();
   cmd.add_option("--cuda-graph-max-bs", c.cuda_graph_max_bs, "Largest decode batch replayed as a CUDA graph")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->transform(int_in(1, 65536))->group(g)->capture_default_str();
   cmd.add_option("--page-size", c.page_size, "Tokens per KV page (prefix matching unit)")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->transform(int_in(1, 65536))->group(g)->capture_default_str();
   cmd.add_option("--stream-interval", c.stream_interval, "Decode forwards between streamed chunks")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->transform(int_in(1, 100000))->group(g)->capture_default_str();
   cmd.add_option("--speculative-algorithm", o.speculative_algorithm, "NEXTN (or EAGLE) enables MTP speculative decoding")
       ->check(CLI::IsMember({"", "NEXTN", "EAGLE"}))->group(g);
   cmd.add_option("--speculative-num-steps", c.spec.num_steps, "Draft depth")
-      ->check(CLI::Range(1, 8))->group(g)->capture_default_str();
+      ->transform(int_in(1, 8))->group(g)->capture_default_str();
   cmd.add_option("--speculative-num-draft-tokens", c.spec.num_draft_tokens, "Tokens verified per request per round")
-      ->check(CLI::Range(1, 16))->group(g)->capture_default_str();
+      ->transform(int_in(1, 16))->group(g)->capture_default_str();
   cmd.add_option("--speculative-accept-length", c.spec.accept_length,
                  "Simulated accept length incl. the bonus token (SGLANG_SIMULATE_ACC_LEN; 3.39 for 3 steps on Qwen3.5)")
-      ->check(CLI::Range(1.0, 9.0))->group(g)->capture_default_str();
+      ->check(real_in(1, 9))->group(g)->capture_default_str();
   cmd.add_flag("--enable-hierarchical-cache", c.hicache.enabled, "HiCache: back the radix cache with host DRAM")->group(g);
   cmd.add_option("--hicache-size", c.hicache.size_gb, "Host pool size per rank and per pool, GB (0 = use --hicache-ratio)")
-      ->check(CLI::NonNegativeNumber)->group(g)->capture_default_str();
+      ->check(real_in(0, 1e6, false, "a number of GB"))->group(g)->capture_default_str();
   cmd.add_option("--hicache-ratio", c.hicache.ratio, "Host KV tokens = device tokens x ratio")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->check(real_in(0, 1000, true))->group(g)->capture_default_str();
   cmd.add_option("--hicache-write-policy", o.write_policy, "write_through, write_through_selective or write_back")
       ->check(CLI::IsMember({"write_through", "write_through_selective", "write_back"}))->group(g)->capture_default_str();
   // Accepted so SGLang launch commands (the recipes' {hicache_args}) run

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_numbers.h"
+#include "load/profile_config.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/run_control.h"
@@ -109,32 +111,32 @@ std::shared_ptr<SweepCommand> add_sweep_commands(CLI::App& app) {
   c->add_option("-o,--out", o.out_dir, "Directory for per-point results, server logs and frontier.json")->capture_default_str();
   c->add_option("--store", o.store_path, "SQLite results store (default <out>/sweep.sqlite)");
   c->add_option("--duration", sc->duration, "Seconds per point, instead of the recipe's replay duration")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds_up_to(limits::max_seconds));
   c->add_flag("--dry-run", o.dry_run, "Run the whole search on `sim predict` (virtual time) instead of servers");
   c->add_flag("--no-adaptive", sc->no_adaptive, "Measure every conc of every row (the recipe's full conc-lists)");
   c->add_flag("--restart", sc->restart, "Measure again points the store already holds (default: resume, reuse them)");
   c->add_option("--point-index", sc->point_index, "Run only point N of `recipe expand` (a Slurm array task)")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(int_in(0, 1000000000));
   c->add_option("--emit-slurm", sc->emit_slurm_dir, "Write a Slurm job array (one task per point) to this directory instead of running");
   auto* g = "Adaptive search";
   c->add_option("--min-gain", o.search.min_gain,
                  "Compute saturation: throughput per GPU rose by less than this share (the cache holding)")
-      ->check(CLI::Range(0.0, 10.0))->group(g)->capture_default_str();
+      ->check(real_in(0, 10))->group(g)->capture_default_str();
   c->add_option("--latency-jump", o.search.latency_jump, "A cache cliff: TTFT p50 rose by more than this factor")
-      ->check(CLI::Range(1.0, 1000.0))->group(g)->capture_default_str();
+      ->check(real_in(1, 1000))->group(g)->capture_default_str();
   c->add_option("--hit-drop", o.search.hit_drop,
                 "A cache cliff: the observed prefix-cache hit rate fell by more than this (absolute, 0..1)")
-      ->check(CLI::Range(0.0, 1.0))->group(g)->capture_default_str();
+      ->check(real_in(0, 1))->group(g)->capture_default_str();
   c->add_option("--resolution", o.search.resolution, "Stop refining once the cliff bracket is this narrow (0 = the list's smallest step)")
-      ->check(CLI::NonNegativeNumber)->group(g)->capture_default_str();
+      ->transform(int_in(0, 1000000))->group(g)->capture_default_str();
   g = "Short-circuit";
   c->add_flag("--no-short-circuit", sc->no_short_circuit, "Never stop a point early")->group(g);
   c->add_option("--stall-seconds", o.short_circuit_opts.stall_s, "Stop a point with no generated tokens for this long")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_seconds))->group(g)->capture_default_str();
   c->add_option("--pinned-seconds", o.short_circuit_opts.pinned_s, "Stop a point whose KV stays full while the queue grows this long")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_seconds))->group(g)->capture_default_str();
   c->add_option("--stop-grace", o.stop_grace_s, "Seconds between SIGTERM and SIGKILL when stopping a server")
-      ->check(CLI::PositiveNumber)->group(g)->capture_default_str();
+      ->check(positive_seconds_up_to(limits::max_seconds))->group(g)->capture_default_str();
   c->add_flag("-q,--quiet", o.quiet, "No progress lines");
 
   auto* results = app.add_subcommand("results", "Read sweep results stores");

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "cli/cli_numbers.h"
+#include "load/profile_config.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "trace/corpus_stats.h"
@@ -48,23 +50,23 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
           "Start from a named corpus shape: cc-weka-256k (the AgentX 256k trace set's published statistics; "
           "docs/traces.md)")
       ->check(CLI::IsMember(trace::synth_preset_names()));
-  tc->synth->add_option("--traces", o.traces, "Number of traces")->check(CLI::PositiveNumber)->capture_default_str();
-  tc->synth->add_option("--seed", o.seed, "Seed")->capture_default_str();
-  tc->synth->add_option("--mean-turns", o.mean_turns, "Mean top-level calls per trace")->check(CLI::PositiveNumber)->capture_default_str();
-  tc->synth->add_option("--system-tokens", o.system_tokens, "System prompt tokens")->check(CLI::NonNegativeNumber)->capture_default_str();
-  tc->synth->add_option("--tool-tokens", o.tool_tokens, "Tool definition tokens")->check(CLI::NonNegativeNumber)->capture_default_str();
-  tc->synth->add_option("--mean-turn-input", o.mean_turn_input, "New user/tool tokens per turn (lognormal mean)")->check(CLI::PositiveNumber)->capture_default_str();
-  tc->synth->add_option("--mean-output", o.mean_output, "Output tokens per call (lognormal mean)")->check(CLI::PositiveNumber)->capture_default_str();
-  tc->synth->add_option("--max-context", o.max_context, "Context at which a session compacts")->check(CLI::PositiveNumber)->capture_default_str();
-  tc->synth->add_option("--subagent-probability", o.subagent_probability, "Chance of a subagent fan-out after a turn")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  tc->synth->add_option("--max-fanout", o.max_fanout, "Most subagents in one fan-out")->check(CLI::PositiveNumber)->capture_default_str();
-  tc->synth->add_option("--mean-think-time", o.mean_think_time, "Mean seconds between a call's end and the next call")->check(CLI::NonNegativeNumber)->capture_default_str();
+  tc->synth->add_option("--traces", o.traces, "Number of traces")->transform(int_in(1, 10000000))->capture_default_str();
+  tc->synth->add_option("--seed", o.seed, "Seed")->check(uint64_any())->capture_default_str();
+  tc->synth->add_option("--mean-turns", o.mean_turns, "Mean top-level calls per trace")->check(real_in(0, 1000000, true))->capture_default_str();
+  tc->synth->add_option("--system-tokens", o.system_tokens, "System prompt tokens")->transform(tokens_in(0, limits::max_tokens))->capture_default_str();
+  tc->synth->add_option("--tool-tokens", o.tool_tokens, "Tool definition tokens")->transform(tokens_in(0, limits::max_tokens))->capture_default_str();
+  tc->synth->add_option("--mean-turn-input", o.mean_turn_input, "New user/tool tokens per turn (lognormal mean)")->check(real_in(0, limits::max_tokens, true, "a number of tokens"))->capture_default_str();
+  tc->synth->add_option("--mean-output", o.mean_output, "Output tokens per call (lognormal mean)")->check(real_in(0, limits::max_tokens, true, "a number of tokens"))->capture_default_str();
+  tc->synth->add_option("--max-context", o.max_context, "Context at which a session compacts")->transform(tokens_in(1, limits::max_tokens))->capture_default_str();
+  tc->synth->add_option("--subagent-probability", o.subagent_probability, "Chance of a subagent fan-out after a turn")->check(real_in(0, 1))->capture_default_str();
+  tc->synth->add_option("--max-fanout", o.max_fanout, "Most subagents in one fan-out")->transform(int_in(1, 1000))->capture_default_str();
+  tc->synth->add_option("--mean-think-time", o.mean_think_time, "Mean seconds between a call's end and the next call")->check(seconds_in(0, limits::max_seconds))->capture_default_str();
 
   tc->inspect = traces->add_subcommand("inspect", "Load traces (file, directory, .zst), build session trees and prompts, print statistics");
   tc->inspect->add_option("path", tc->in_path, "Trace file or directory")->required();
-  tc->inspect->add_option("--max-context-length", tc->max_context, "Drop traces whose peak in+out exceeds this")->check(CLI::PositiveNumber);
+  tc->inspect->add_option("--max-context-length", tc->max_context, "Drop traces whose peak in+out exceeds this")->transform(tokens_in(1, limits::max_tokens));
   tc->inspect->add_flag("--256k", tc->load.variant_256k, "Drop requests with in+out > 256,000 (the _256k corpus rule)");
-  tc->inspect->add_option("--num-dataset-entries", tc->entries, "Keep the first N traces")->check(CLI::PositiveNumber);
+  tc->inspect->add_option("--num-dataset-entries", tc->entries, "Keep the first N traces")->transform(int_in(1, 1000000000));
   return tc;
 }
 

@@ -33,6 +33,16 @@ std::chrono::steady_clock::time_point to_tp(std::int64_t ns) {
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
 }
 
+// Seconds to nanoseconds, saturating at ~31 years: validate() bounds every
+// duration (profile_config.h `limits`), and a deadline computed from one
+// must never wrap into the past (--duration 1e10 once gave a deadline
+// before the start: 0 requests, exit 0).
+std::int64_t seconds_to_ns(double s) {
+  constexpr double cap_ns = 1e18;
+  if (!(s > 0)) return 0;
+  return static_cast<std::int64_t>(std::min(s * 1e9, cap_ns));
+}
+
 // One phase's shared stop conditions; tickets number the requests.
 struct PhaseState {
   Phase phase = Phase::profiling;
@@ -347,7 +357,7 @@ struct LoadRunner::Impl {
         result.stop_signal = stop_signal();
         abort_reason = stop_reason();
         abort = true;
-        signal_grace_deadline = monotonic_ns() + static_cast<std::int64_t>(cfg.grace_period_s * 1e9);
+        signal_grace_deadline = monotonic_ns() + seconds_to_ns(cfg.grace_period_s);
         for (auto& wp : workers) {
           Worker* w = wp.get();
           asio::post(w->io, [this, w] { stop_sending(*w); });
@@ -435,8 +445,8 @@ struct LoadRunner::Impl {
     prof.start_ns = monotonic_ns() + 1'000'000;
     prof.grace_s = cfg.grace_period_s;
     if (cfg.duration_s) {
-      prof.send_deadline_ns = prof.start_ns + static_cast<std::int64_t>(*cfg.duration_s * 1e9);
-      prof.grace_deadline_ns = prof.send_deadline_ns + static_cast<std::int64_t>(cfg.grace_period_s * 1e9);
+      prof.send_deadline_ns = prof.start_ns + seconds_to_ns(*cfg.duration_s);
+      prof.grace_deadline_ns = prof.send_deadline_ns + seconds_to_ns(cfg.grace_period_s);
     }
     result.profiling_start_ns = prof.start_ns;
     result.profiling_start_wall_ns = ClockAnchor::now().to_wall(prof.start_ns);

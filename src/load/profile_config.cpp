@@ -1,5 +1,8 @@
 #include "load/profile_config.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -30,45 +33,81 @@ bool ClientConfig::uses_token_ids() const {
 
 namespace {
 [[noreturn]] void bad(const std::string& msg) { throw UserError(msg); }
+
+// A bound as the CLI prints it (cli/cli_numbers.cpp): 1000000, 0.5.
+std::string num(double v) {
+  char buf[64];
+  if (std::fabs(v) < 1e15 && v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+// The same one-line refusals as the CLI's, for callers that fill the
+// config themselves. `!(v >= lo)` also refuses NaN.
+void check_whole(const char* flag, double v, double lo, double hi, const char* what = "a whole number") {
+  if (!(v >= lo) || v > hi || v != std::floor(v))
+    bad(std::string(flag) + ": " + num(v) + " is not " + what + " from " + num(lo) + " to " + num(hi));
+}
+void check_seconds(const char* flag, double v, bool zero_ok, double hi = limits::max_seconds) {
+  const std::string note = hi == limits::max_seconds ? " (30 days)" : hi == 86400 ? " (1 day)" : "";
+  const std::string range = (zero_ok ? "from 0 to " : "above 0 and up to ") + num(hi) + note;
+  if (!(v >= 0) || (!zero_ok && v == 0) || v > hi)
+    bad(std::string(flag) + ": " + num(v) + " is not a number of seconds " + range);
+}
+void check_real(const char* flag, double v, double lo, double hi, bool lo_open, const char* what = "a number") {
+  const std::string range = lo_open ? "above " + num(lo) + " and up to " + num(hi) : "from " + num(lo) + " to " + num(hi);
+  if (!(v >= lo) || (lo_open && v == lo) || v > hi) bad(std::string(flag) + ": " + num(v) + " is not " + what + " " + range);
+}
+
+// Seconds to milliseconds, saturating at the limit: validate() refuses
+// more, and a caller that skipped it gets the longest allowed wait, never a
+// wrapped (negative or instant) one.
+std::chrono::milliseconds to_ms(double s) {
+  if (!(s > 0)) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::min(s, limits::max_seconds) * 1000));
+}
 }  // namespace
 
 void ClientConfig::validate() const {
   if (uses_token_ids() && endpoint_type == EndpointType::chat)
     bad("--prompt-format token-ids needs --endpoint-type completions (chat messages are text)");
   if (token_id_min < 0 || token_id_max <= token_id_min) bad("--token-id-range must be MIN:MAX with 0 <= MIN < MAX");
-  if (connect_timeout_s <= 0) bad("--connect-timeout must be > 0 seconds");
-  if (request_timeout_s <= 0) bad("--request-timeout must be > 0 seconds");
-  if (keepalive_idle_s < 0) bad("--keepalive-idle must be >= 0 seconds");
-  if (connect_attempts < 1) bad("--connect-attempts must be at least 1");
+  check_seconds("--connect-timeout", connect_timeout_s, false);
+  check_seconds("--request-timeout", request_timeout_s, false);
+  check_seconds("--keepalive-idle", keepalive_idle_s, true);
+  check_whole("--connect-attempts", connect_attempts, 1, limits::max_connect_attempts);
 }
 
 void RunOutputConfig::validate() const {
-  if (progress_interval_s <= 0) bad("--progress-interval must be > 0 seconds");
-  if (server_metrics_interval_s <= 0) bad("--server-metrics-interval must be > 0 seconds");
+  check_seconds("--progress-interval", progress_interval_s, false, limits::max_interval_s);
+  check_seconds("--server-metrics-interval", server_metrics_interval_s, false, limits::max_interval_s);
 }
 
 void LoadConfig::validate() const {
-  if (concurrency && *concurrency < 1) bad("--concurrency must be at least 1");
-  if (request_rate && *request_rate <= 0) bad("--request-rate must be > 0 requests/s");
+  if (concurrency) check_whole("--concurrency", *concurrency, 1, limits::max_concurrency);
+  if (request_rate)
+    check_real("--request-rate", *request_rate, 0, limits::max_request_rate, true, "a rate in requests/s");
   if (!concurrency && !request_rate) bad("give --concurrency N (closed loop) or --request-rate R (open loop)");
-  if (request_count && *request_count < 1) bad("--request-count must be at least 1");
-  if (duration_s && *duration_s <= 0) bad("--duration must be > 0 seconds");
-  if (grace_period_s < 0) bad("--grace-period must be >= 0 seconds");
-  if (warmup_request_count < 0) bad("--warmup-request-count must be >= 0");
-  if (workers < 1) bad("--workers must be at least 1");
-  if (isl.mean < 1) bad("--isl must be at least 1 token");
-  if (osl.mean < 1) bad("--osl must be at least 1 token");
-  if (isl.stddev < 0 || osl.stddev < 0) bad("--isl-stddev/--osl-stddev must be >= 0");
-  if (prefix_length < 0) bad("--prefix-length must be >= 0");
-  if (num_prefix_groups < 0) bad("--num-prefix-groups must be >= 0");
+  if (request_count)
+    check_whole("--request-count", static_cast<double>(*request_count), 1, static_cast<double>(limits::max_request_count));
+  if (duration_s) check_seconds("--duration", *duration_s, false);
+  check_seconds("--grace-period", grace_period_s, true);
+  check_whole("--warmup-request-count", static_cast<double>(warmup_request_count), 0,
+              static_cast<double>(limits::max_request_count));
+  check_whole("--workers", workers, 1, limits::max_workers);
+  check_whole("--isl", isl.mean, 1, limits::max_tokens, "a whole number of tokens");
+  check_whole("--osl", osl.mean, 1, limits::max_tokens, "a whole number of tokens");
+  check_real("--isl-stddev", isl.stddev, 0, limits::max_tokens, false);
+  check_real("--osl-stddev", osl.stddev, 0, limits::max_tokens, false);
+  check_whole("--prefix-length", prefix_length, 0, limits::max_tokens, "a whole number of tokens");
+  check_whole("--num-prefix-groups", num_prefix_groups, 0, limits::max_prefix_groups);
   if (prefix_length > 0 && num_prefix_groups == 0) bad("--prefix-length needs --num-prefix-groups >= 1");
   if (num_prefix_groups > 0 && prefix_length == 0) bad("--num-prefix-groups needs --prefix-length >= 1");
   if (prefix_length > 0 && prefix_length >= isl.mean)
     bad("--prefix-length (" + std::to_string(prefix_length) + ") must be below --isl (" +
         std::to_string(static_cast<int>(isl.mean)) + "): --isl is the whole prompt, shared prefix included");
-  if (failed_request_threshold <= 0 || failed_request_threshold > 1)
-    bad("--failed-request-threshold must be in (0, 1]");
-  if (max_error_rate < 0 || max_error_rate > 1) bad("--max-error-rate must be in [0, 1]");
+  check_real("--failed-request-threshold", failed_request_threshold, 0, 1, true);
+  check_real("--max-error-rate", max_error_rate, 0, 1, false);
 }
 
 void ProfileConfig::validate() const {
@@ -79,9 +118,9 @@ void ProfileConfig::validate() const {
 
 net::ClientOptions client_options(const ClientConfig& c) {
   net::ClientOptions o;
-  o.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.connect_timeout_s * 1000));
-  o.request_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(c.request_timeout_s * 1000));
-  o.keepalive_idle_limit = std::chrono::milliseconds(static_cast<std::int64_t>(c.keepalive_idle_s * 1000));
+  o.connect_timeout = to_ms(c.connect_timeout_s);
+  o.request_timeout = to_ms(c.request_timeout_s);
+  o.keepalive_idle_limit = to_ms(c.keepalive_idle_s);
   o.connect_attempts = c.connect_attempts;
   o.tls_verify = c.tls_verify;
   return o;

@@ -15,6 +15,25 @@
 
 namespace agentperf {
 
+// The bounds of every numeric input of a measured run (docs/limits.md).
+// Beyond them a value is refused rather than converted: a duration of 1e10 s
+// overflowed the nanosecond deadline into the past (0 requests, exit 0), an
+// ISL of 2^31 wrapped to 1, a timeout of 1e300 s became a negative one. The
+// CLI checks them as it parses (cli/cli_numbers.h); validate() checks them
+// again for library callers. Each bound is far above any real benchmark and
+// far below where a conversion to int, int64 ns or std::chrono would wrap.
+namespace limits {
+inline constexpr double max_seconds = 30.0 * 86400;           // durations, timeouts, grace: 30 days
+inline constexpr double max_interval_s = 86400;                // progress and scrape intervals: 1 day
+inline constexpr int max_concurrency = 1'000'000;
+inline constexpr double max_request_rate = 1'000'000;          // requests/s
+inline constexpr std::int64_t max_request_count = 1'000'000'000;
+inline constexpr int max_workers = 1024;
+inline constexpr int max_tokens = 10'000'000;                  // --isl, --osl, their stddevs, --prefix-length
+inline constexpr int max_prefix_groups = 1'000'000;
+inline constexpr int max_connect_attempts = 100;
+}  // namespace limits
+
 enum class EndpointType { chat, completions };
 enum class ArrivalPattern { poisson, constant };
 enum class PromptFormat { auto_, token_ids, text };

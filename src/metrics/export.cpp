@@ -224,7 +224,10 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   derived("cancelled_request_count", "requests", static_cast<double>(cancelled));
   derived("warmup_request_count", "requests", static_cast<double>(warmup));
   derived("benchmark_duration", "sec", duration_s);
-  if (duration_s > 0) {
+  // A rate needs two requests: with one, "throughput" would be the inverse
+  // of its latency (a run of one request at 0.3 req/s once printed 423.74
+  // req/s). Below two the keys are absent and the summary prints n/a.
+  if (duration_s > 0 && ok >= 2) {
     derived("request_throughput", "requests/sec", static_cast<double>(ok) / duration_s);
     derived("output_token_throughput", "tokens/sec", sum_osl / duration_s);
     derived("input_token_throughput", "tokens/sec", sum_isl / duration_s);
@@ -322,8 +325,11 @@ void print_summary(const json& agg, std::FILE* out) {
   std::fprintf(out, "Requests: %.0f ok, %.0f errors (%.0f cancelled), %.0f warmup | duration %.3f s\n",
                val("request_count"), val("error_request_count"), val("cancelled_request_count"),
                val("warmup_request_count"), val("benchmark_duration"));
-  std::fprintf(out, "Throughput: %.2f req/s, %.1f output tok/s, %.1f total tok/s\n", val("request_throughput"),
-               val("output_token_throughput"), val("total_token_throughput"));
+  if (agg.contains("request_throughput"))
+    std::fprintf(out, "Throughput: %.2f req/s, %.1f output tok/s, %.1f total tok/s\n", val("request_throughput"),
+                 val("output_token_throughput"), val("total_token_throughput"));
+  else
+    std::fprintf(out, "Throughput: n/a (fewer than two requests completed)\n");
   for (const auto& e : agg["error_summary"]) {
     const auto& d = e["error_details"];
     std::fprintf(out, "  error x%lld: [%s %s] %s\n", e["count"].get<long long>(),

@@ -75,6 +75,21 @@ std::map<std::string, std::string> read_checksums(const std::string& path, std::
   return sums;
 }
 
+// Why a shard name from the index is not a plain relative path inside the
+// checkpoint directory, or "" when it is. Checked on the name alone, before
+// anything is opened: an index is input, and "../../etc/passwd" must not be
+// read (let alone parsed) because an index named it. Symlinks are not
+// resolved: Hugging Face cache snapshots are symlinks into ../../blobs by
+// design, and the name, not the link target, is what the index controls.
+std::string shard_path_problem(const std::string& name) {
+  if (name.empty()) return "is empty";
+  const fs::path p(name);
+  if (p.has_root_name() || p.has_root_directory()) return "is an absolute path";
+  for (const auto& part : p)
+    if (part == "..") return "climbs out with '..'";
+  return "";
+}
+
 }  // namespace
 
 std::vector<std::string> candidate_dirs(const std::string& root, const std::string& model) {
@@ -137,9 +152,14 @@ CandidateResult validate_checkpoint_dir(const std::string& dir, const Checkpoint
         c.reasons.push_back("model.safetensors.index.json: weight_map['" + std::string(tensor) + "'] is not a file name");
         continue;
       }
+      if (const auto why = shard_path_problem(std::string(f)); !why.empty()) {
+        c.reasons.push_back("model.safetensors.index.json: weight_map['" + std::string(tensor) + "'] = '" +
+                            std::string(f) + "' " + why + " (shards must be files inside the checkpoint directory)");
+        continue;
+      }
       indexed[std::string(f)].insert(std::string(tensor));
     }
-    if (indexed.empty()) c.reasons.push_back("model.safetensors.index.json: empty weight_map");
+    if (map.size() == 0) c.reasons.push_back("model.safetensors.index.json: empty weight_map");
     for (const auto& [f, t] : indexed) shards.push_back(f);
   } else if (fs::exists(d / "model.safetensors", ec)) {
     shards.push_back("model.safetensors");

@@ -63,13 +63,15 @@ SafetensorsReport check_safetensors(const std::string& path) {
     }
     info.dtype = std::string(dtype);
     std::uint64_t elements = 1;
-    bool bad_shape = false;
+    bool bad_shape = false, overflow = false;
     for (auto d : shape) {
       std::int64_t v;
       if (d.get_int64().get(v) || v < 0) bad_shape = true;
       else {
         info.shape.push_back(v);
-        elements *= static_cast<std::uint64_t>(v);
+        // Checked: [2^40, 2^40] wraps to 0 elements, which would then
+        // "match" empty data_offsets.
+        overflow = overflow || __builtin_mul_overflow(elements, static_cast<std::uint64_t>(v), &elements);
       }
     }
     std::uint64_t b = 0, e = 0;
@@ -80,11 +82,19 @@ SafetensorsReport check_safetensors(const std::string& path) {
     info.begin = b;
     info.end = e;
     const int size = dtype_bytes(info.dtype);
+    std::uint64_t bytes = 0;
+    overflow = overflow || __builtin_mul_overflow(elements, static_cast<std::uint64_t>(std::max(size, 1)), &bytes);
     if (size == 0) r.problems.push_back("tensor '" + name + "': unknown dtype '" + info.dtype + "'");
-    if (e < b) r.problems.push_back("tensor '" + name + "': data_offsets end before they begin");
-    else if (size && elements * static_cast<std::uint64_t>(size) != e - b)
+    if (overflow) {
+      std::string dims;
+      for (auto v : info.shape) dims += (dims.empty() ? "" : ", ") + std::to_string(v);
+      r.problems.push_back("tensor '" + name + "': shape [" + dims + "] of " + info.dtype +
+                           " is more than 2^64 bytes (the size overflows 64 bits); expected at most the file's " +
+                           std::to_string(r.data_bytes) + " data bytes");
+    } else if (e < b) r.problems.push_back("tensor '" + name + "': data_offsets end before they begin");
+    else if (size && bytes != e - b)
       r.problems.push_back("tensor '" + name + "': " + info.dtype + " x " + std::to_string(elements) + " elements = " +
-                           std::to_string(elements * static_cast<std::uint64_t>(size)) + " bytes, but data_offsets span " +
+                           std::to_string(bytes) + " bytes, but data_offsets span " +
                            std::to_string(e - b));
     if (e > r.data_bytes)
       r.problems.push_back("tensor '" + name + "': data ends at byte " + std::to_string(e) + " but the file holds only " +

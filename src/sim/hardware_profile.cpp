@@ -24,6 +24,7 @@ EfficiencyCurve read_curve(const JsonReader& arr, const char* x_key) {
   std::vector<std::pair<double, double>> pts;
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const JsonReader pt = arr.at(i);
+    pt.reject_unknown_keys({x_key, "fraction"});
     pts.emplace_back(pt.number(x_key, JsonRange::between(1e-9, 1e18)),
                      pt.number("fraction", JsonRange::between(1e-6, kMaxFraction)));
   }
@@ -69,6 +70,16 @@ std::shared_ptr<const HardwareProfile> load_hardware_profile(const std::string& 
     r.fail("format", std::string("must be \"") + kFormat +
                          "\" (is this a measurements file? turn it into a profile with `agentperf calibrate profile`)");
 
+  // Like specs, a profile names every key it uses (device and figures are
+  // free-form records of the measurement, read by people, not the model).
+  r.reject_unknown_keys({"format", "hardware", "measured_at", "device", "reference", "hbm_usable_bytes", "efficiency",
+                         "launch_overhead_s", "figures", "notes"});
+  r.reject_unknown_keys({"hbm_bandwidth", "host_link_bandwidth", "peak_flops"}, "reference");
+  r.reject_unknown_keys({"bf16", "fp8", "fp4"}, "reference.peak_flops");
+  r.reject_unknown_keys({"copy", "gemm", "kv_read", "host_link_h2d"}, "efficiency");
+  r.reject_unknown_keys({"kernel_eager", "graph_node", "graph_launch", "kernels_per_layer"}, "launch_overhead_s");
+  if (r.has("measured_at")) (void)r.string("measured_at");
+
   auto p = std::make_shared<HardwareProfile>();
   p->source = path;
   p->hardware = r.string("hardware");
@@ -95,7 +106,7 @@ std::shared_ptr<const HardwareProfile> load_hardware_profile(const std::string& 
   p->kernel_launch_s = launch.number("kernel_eager", JsonRange::between(1e-8, 1e-2));
   p->graph_node_s = launch.number("graph_node", JsonRange::between(1e-9, 1e-3));
   p->graph_launch_s = launch.number("graph_launch", JsonRange::between(1e-8, 1e-2));
-  p->kernels_per_layer = static_cast<int>(launch.number("kernels_per_layer", JsonRange::between(1, 1000)));
+  p->kernels_per_layer = launch.integer("kernels_per_layer", JsonRange::between(1, 1000));
   return p;
 }
 

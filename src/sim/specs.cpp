@@ -74,48 +74,95 @@ double HardwareSpec::host_link_rate(double page_bytes) const {
   return host_link_bandwidth * eff_host_link;
 }
 
+namespace {
+// Plausible magnitudes, in the file's units (bytes, bytes/s, FLOP/s,
+// seconds). They exist to catch a number written in other units (GB instead
+// of bytes, ms instead of s), which would otherwise pass as a valid but
+// absurd spec; a real chip or model is orders of magnitude inside them.
+constexpr double kMinWeightBytes = 1e6, kMaxWeightBytes = 1e14;
+constexpr double kMinHbmBytes = 1e9, kMaxHbmBytes = 1e13;
+constexpr double kMinBandwidth = 1e8, kMaxBandwidth = 1e15;
+constexpr double kMinPeakFlops = 1e12, kMaxPeakFlops = 1e18;
+constexpr double kMaxOverheadS = 0.1;  // a launch or per-step overhead of 100 ms is already absurd
+
+// A number within [lo, hi] of `unit`; the error names the unit, since an
+// out-of-range value here is usually one written in the wrong unit.
+double quantity(const JsonReader& f, std::string_view path, double lo, double hi, const char* unit) {
+  const double v = f.number(path);
+  if (!(v >= lo && v <= hi))
+    f.fail(path, "must be in [" + format_json_number(lo) + ", " + format_json_number(hi) + "] " + unit);
+  return v;
+}
+double quantity_or(const JsonReader& f, std::string_view path, double fallback, double lo, double hi,
+                   const char* unit) {
+  return f.has(path) ? quantity(f, path, lo, hi, unit) : fallback;
+}
+
+// The dtypes the simulator knows peaks and GEMM math for.
+bool known_dtype(const std::string& d) { return d == "bf16" || d == "fp8" || d == "fp4"; }
+}  // namespace
+
 ModelSpec load_model_spec(const std::string& name_or_path) {
   auto [j, source] = read_spec(name_or_path, builtin_model_json(), "model");
   const JsonReader f(j, source);
+  // Like recipes, a spec names every key it uses: a misspelt key would
+  // otherwise leave its field at the default without a word.
+  f.reject_unknown_keys({"name", "served_model_name", "notes", "layers_full_attention", "layers_linear_attention",
+                         "hidden_size", "q_heads", "kv_heads", "head_dim", "kv_dtype_bytes", "linear_attention", "moe",
+                         "mtp", "dense_weight_bytes", "other_weight_bytes", "active_params", "compute_dtype",
+                         "max_context"});
   const auto pos = JsonRange::positive();
+  const auto dtype_bytes = JsonRange::between(1, 8);
   ModelSpec m;
   m.name = f.string("name");
+  if (m.name.empty()) f.fail("name", "must be a non-empty string");
   m.served_model_name = f.string_or("served_model_name", m.name);
+  if (f.has("notes")) (void)f.string("notes");
   m.layers_full = f.integer("layers_full_attention", pos);
-  m.layers_linear = f.integer_or("layers_linear_attention", 0);
+  m.layers_linear = f.integer_or("layers_linear_attention", 0, JsonRange::between(0, 100000));
   m.hidden = f.integer("hidden_size", pos);
   m.q_heads = f.integer("q_heads", pos);
-  m.kv_heads = f.integer("kv_heads", pos);
+  m.kv_heads = f.integer("kv_heads", JsonRange::between(1, m.q_heads));
   m.head_dim = f.integer("head_dim", pos);
-  m.kv_dtype_bytes = f.integer("kv_dtype_bytes", pos);
-  m.dense_weight_bytes = f.number("dense_weight_bytes", pos);
-  m.other_weight_bytes = f.number_or("other_weight_bytes", 0.0);
-  m.active_params = f.number("active_params", pos);
+  m.kv_dtype_bytes = f.integer("kv_dtype_bytes", dtype_bytes);
+  m.dense_weight_bytes = quantity(f, "dense_weight_bytes", kMinWeightBytes, kMaxWeightBytes, "bytes");
+  m.other_weight_bytes = quantity_or(f, "other_weight_bytes", 0.0, 0, kMaxWeightBytes, "bytes");
+  m.active_params = quantity(f, "active_params", kMinWeightBytes, kMaxWeightBytes, "parameters");
   m.compute_dtype = f.string_or("compute_dtype", "bf16");
+  if (!known_dtype(m.compute_dtype)) f.fail("compute_dtype", "must be one of bf16, fp8, fp4");
   m.max_context = f.integer("max_context", pos);
+  if (f.has("linear_attention") && m.layers_linear == 0)
+    f.fail("linear_attention", "must be absent when layers_linear_attention is 0", "an object");
   if (m.layers_linear > 0) {
+    const JsonReader la = f.object("linear_attention");
+    la.reject_unknown_keys(
+        {"conv_dim", "conv_kernel", "conv_dtype_bytes", "v_heads", "v_dim", "k_dim", "ssm_dtype_bytes"});
     LinearAttentionSpec l;
-    l.conv_dim = f.integer("linear_attention.conv_dim");
-    l.conv_kernel = f.integer("linear_attention.conv_kernel");
-    l.conv_dtype_bytes = f.integer_or("linear_attention.conv_dtype_bytes", 2);
-    l.v_heads = f.integer("linear_attention.v_heads");
-    l.v_dim = f.integer("linear_attention.v_dim");
-    l.k_dim = f.integer("linear_attention.k_dim");
-    l.ssm_dtype_bytes = f.integer_or("linear_attention.ssm_dtype_bytes", 2);
+    l.conv_dim = la.integer("conv_dim", pos);
+    l.conv_kernel = la.integer("conv_kernel", JsonRange::between(1, 1024));
+    l.conv_dtype_bytes = la.integer_or("conv_dtype_bytes", 2, dtype_bytes);
+    l.v_heads = la.integer("v_heads", pos);
+    l.v_dim = la.integer("v_dim", pos);
+    l.k_dim = la.integer("k_dim", pos);
+    l.ssm_dtype_bytes = la.integer_or("ssm_dtype_bytes", 2, dtype_bytes);
     m.linear = l;
   }
   if (f.has("moe")) {
+    const JsonReader mo = f.object("moe");
+    mo.reject_unknown_keys({"experts", "top_k", "routed_weight_bytes"});
     MoeSpec moe;
-    moe.experts = f.integer("moe.experts");
-    moe.top_k = f.integer("moe.top_k", JsonRange::between(1, moe.experts));
-    moe.routed_weight_bytes = f.number("moe.routed_weight_bytes");
+    moe.experts = mo.integer("experts", pos);
+    moe.top_k = mo.integer("top_k", JsonRange::between(1, moe.experts));
+    moe.routed_weight_bytes = quantity(mo, "routed_weight_bytes", kMinWeightBytes, kMaxWeightBytes, "bytes");
     m.moe = moe;
   }
   if (f.has("mtp")) {
+    const JsonReader mt = f.object("mtp");
+    mt.reject_unknown_keys({"weight_bytes", "draft_kv_layers", "moe_share_of_weights"});
     MtpSpec mtp;
-    mtp.weight_bytes = f.number("mtp.weight_bytes");
-    mtp.draft_kv_layers = f.integer_or("mtp.draft_kv_layers", 1);
-    mtp.moe_share_of_weights = f.number_or("mtp.moe_share_of_weights", 0.0);
+    mtp.weight_bytes = quantity(mt, "weight_bytes", kMinWeightBytes, kMaxWeightBytes, "bytes");
+    mtp.draft_kv_layers = mt.integer_or("draft_kv_layers", 1, JsonRange::between(0, 64));
+    mtp.moe_share_of_weights = mt.number_or("moe_share_of_weights", 0.0, JsonRange::between(0, 1));
     m.mtp = mtp;
   }
   return m;
@@ -124,25 +171,38 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
 HardwareSpec load_hardware_spec(const std::string& name_or_path) {
   auto [j, source] = read_spec(name_or_path, builtin_hardware_json(), "hardware");
   const JsonReader f(j, source);
-  const auto pos = JsonRange::positive(), fraction = JsonRange::fraction();
+  f.reject_unknown_keys({"name", "notes", "hbm_bytes", "hbm_usable_bytes", "hbm_bandwidth", "peak_flops",
+                         "nvlink_bandwidth_one_way", "host_link_bandwidth", "efficiency", "allreduce_alpha_s",
+                         "launch_overhead_s"});
+  const auto fraction = JsonRange::fraction();
   HardwareSpec h;
   h.name = f.string("name");
-  h.hbm_bytes = f.number("hbm_bytes");
-  h.hbm_usable_bytes = f.number_or("hbm_usable_bytes", h.hbm_bytes);
-  f.check("hbm_usable_bytes", h.hbm_usable_bytes, pos);
-  h.hbm_bandwidth = f.number("hbm_bandwidth", pos);
-  for (const auto& [dtype, peak] : f.object("peak_flops", true).entries()) h.peak_flops[dtype] = peak.number("");
-  h.nvlink_bandwidth = f.number("nvlink_bandwidth_one_way", pos);
-  h.host_link_bandwidth = f.number("host_link_bandwidth", pos);
+  if (h.name.empty()) f.fail("name", "must be a non-empty string");
+  if (f.has("notes")) (void)f.string("notes");
+  h.hbm_bytes = quantity(f, "hbm_bytes", kMinHbmBytes, kMaxHbmBytes, "bytes");
+  // Usable may exceed hbm_bytes: datasheets count GB, the allocator GiB.
+  h.hbm_usable_bytes = quantity_or(f, "hbm_usable_bytes", h.hbm_bytes, kMinHbmBytes, kMaxHbmBytes, "bytes");
+  h.hbm_bandwidth = quantity(f, "hbm_bandwidth", kMinBandwidth, kMaxBandwidth, "bytes/s");
+  const JsonReader peaks = f.object("peak_flops", true);
+  peaks.reject_unknown_keys({"bf16", "fp8", "fp4"});
+  // bf16 is required: attention always runs bf16 math, and a missing peak
+  // would otherwise silently borrow another precision's.
+  if (!peaks.has("bf16")) peaks.fail("bf16", "must be given (attention runs bf16 math)");
+  for (const auto& [dtype, peak] : peaks.entries())
+    h.peak_flops[dtype] = quantity(peak, "", kMinPeakFlops, kMaxPeakFlops, "FLOP/s");
+  h.nvlink_bandwidth = quantity(f, "nvlink_bandwidth_one_way", kMinBandwidth, kMaxBandwidth, "bytes/s");
+  h.host_link_bandwidth = quantity(f, "host_link_bandwidth", kMinBandwidth, kMaxBandwidth, "bytes/s");
+  f.reject_unknown_keys({"hbm", "gemm", "attention", "nvlink", "host_link"}, "efficiency");
   h.eff_hbm = f.number("efficiency.hbm", fraction);
   h.eff_gemm = f.number("efficiency.gemm", fraction);
   h.eff_attention = f.number("efficiency.attention", fraction);
   h.eff_nvlink = f.number("efficiency.nvlink", fraction);
   h.eff_host_link = f.number("efficiency.host_link", fraction);
-  h.allreduce_alpha_s = f.number("allreduce_alpha_s");
-  h.launch_cuda_graph_s = f.number("launch_overhead_s.cuda_graph");
-  h.launch_eager_s = f.number("launch_overhead_s.eager");
-  h.per_step_cpu_s = f.number("launch_overhead_s.per_step_cpu");
+  h.allreduce_alpha_s = quantity(f, "allreduce_alpha_s", 0, kMaxOverheadS, "seconds");
+  f.reject_unknown_keys({"cuda_graph", "eager", "per_step_cpu"}, "launch_overhead_s");
+  h.launch_cuda_graph_s = quantity(f, "launch_overhead_s.cuda_graph", 0, kMaxOverheadS, "seconds");
+  h.launch_eager_s = quantity(f, "launch_overhead_s.eager", 0, kMaxOverheadS, "seconds");
+  h.per_step_cpu_s = quantity(f, "launch_overhead_s.per_step_cpu", 0, kMaxOverheadS, "seconds");
   return h;
 }
 

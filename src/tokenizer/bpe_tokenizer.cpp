@@ -188,6 +188,14 @@ BpeTokenizer BpeTokenizer::from_file(const std::string& path) {
   return from_json(ss.str(), path);
 }
 
+namespace {
+// Token ids index dense tables (id -> string, is-added flags), so an id
+// sizes an allocation: 2^40 would ask for terabytes. Real vocabularies are
+// ~150k-260k; 2^24 leaves ample room (docs/input-limits-files.md).
+constexpr std::int64_t kMaxTokenId = std::int64_t{1} << 24;
+const std::string kIdBound = "expected an id in [0, 16777216) (vocabularies are bounded at 2^24 tokens)";
+}  // namespace
+
 BpeTokenizer BpeTokenizer::from_json(std::string_view json, const std::string& source) {
   BpeTokenizer t;
   Impl& d = *t.impl_;
@@ -281,6 +289,8 @@ BpeTokenizer BpeTokenizer::from_json(std::string_view json, const std::string& s
   for (auto [key, value] : vocab) {
     std::int64_t id;
     if (value.get_int64().get(id) || id < 0) d.fail("model.vocab entry '" + std::string(key) + "' has no integer id");
+    if (id >= kMaxTokenId)
+      d.fail("model.vocab entry '" + std::string(key) + "' has id " + std::to_string(id) + ", " + kIdBound);
     d.vocab.emplace(std::string(key), static_cast<TokenId>(id));
     if (static_cast<std::size_t>(id) >= d.id_to_token.size()) d.id_to_token.resize(static_cast<std::size_t>(id) + 1);
     d.id_to_token[static_cast<std::size_t>(id)] = std::string(key);
@@ -329,6 +339,8 @@ BpeTokenizer BpeTokenizer::from_json(std::string_view json, const std::string& s
       std::int64_t id;
       if (a["content"].get_string().get(content) || a["id"].get_int64().get(id))
         d.fail("added_tokens entry without content/id");
+      if (id < 0 || id >= kMaxTokenId)
+        d.fail("added_tokens entry '" + std::string(content) + "' has id " + std::to_string(id) + ", " + kIdBound);
       bool lstrip = false, rstrip = false, single = false;
       (void)a["lstrip"].get_bool().get(lstrip);
       (void)a["rstrip"].get_bool().get(rstrip);

@@ -4,9 +4,10 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <memory>
 #include <unordered_map>
 
 #include "common/error.h"
@@ -15,30 +16,105 @@
 namespace agentperf::trace {
 namespace fs = std::filesystem;
 
-std::string read_maybe_zstd(const std::string& path) {
+namespace {
+
+bool is_zst(const std::string& path) { return path.size() >= 4 && path.compare(path.size() - 4, 4, ".zst") == 0; }
+
+// "64 GiB", "1 MiB" or "1000 bytes": limits as the docs write them.
+std::string describe_bytes(std::uint64_t b) {
+  if (b >= (1ull << 30) && b % (1ull << 30) == 0) return std::to_string(b >> 30) + " GiB";
+  if (b >= (1ull << 20) && b % (1ull << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  return std::to_string(b) + " bytes";
+}
+
+// Streams the file's bytes, decompressed when it is .zst, to `sink` a chunk
+// at a time (sink returns false to stop early). Nothing holds the whole
+// file, and decompression stops at the cap instead of filling memory.
+void stream_bytes(const std::string& path, std::uint64_t max_decompressed,
+                  const std::function<bool(std::string_view)>& sink) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("cannot read trace file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string data = ss.str();
-  if (path.size() < 4 || path.substr(path.size() - 4) != ".zst") return data;
-  ZSTD_DCtx* dctx = ZSTD_createDCtx();
-  std::string out;
-  std::vector<char> buf(ZSTD_DStreamOutSize());
-  ZSTD_inBuffer input{data.data(), data.size(), 0};
-  std::size_t ret = 1;
-  while (input.pos < input.size) {
-    ZSTD_outBuffer output{buf.data(), buf.size(), 0};
-    ret = ZSTD_decompressStream(dctx, &output, &input);
-    if (ZSTD_isError(ret)) {
-      ZSTD_freeDCtx(dctx);
-      throw UserError(path + ": not a valid zstd stream (" + ZSTD_getErrorName(ret) + ")");
+  if (!is_zst(path)) {
+    std::vector<char> buf(1 << 20);
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      const auto n = static_cast<std::size_t>(in.gcount());
+      if (n > 0 && !sink(std::string_view(buf.data(), n))) return;
     }
-    out.append(buf.data(), output.pos);
+    if (in.bad()) throw UserError(path + ": read error");
+    return;
   }
-  ZSTD_freeDCtx(dctx);
+  std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  std::vector<char> ibuf(ZSTD_DStreamInSize()), obuf(ZSTD_DStreamOutSize());
+  std::uint64_t total = 0;
+  std::size_t ret = 1;  // an empty file is a truncated stream
+  while (in) {
+    in.read(ibuf.data(), static_cast<std::streamsize>(ibuf.size()));
+    ZSTD_inBuffer input{ibuf.data(), static_cast<std::size_t>(in.gcount()), 0};
+    while (input.pos < input.size) {
+      ZSTD_outBuffer output{obuf.data(), obuf.size(), 0};
+      ret = ZSTD_decompressStream(dctx.get(), &output, &input);
+      if (ZSTD_isError(ret)) throw UserError(path + ": not a valid zstd stream (" + ZSTD_getErrorName(ret) + ")");
+      total += output.pos;
+      if (total > max_decompressed)
+        throw UserError(path + ": decompresses to more than " + describe_bytes(max_decompressed) +
+                        " (the limit on a .zst trace file's decompressed size)");
+      if (output.pos > 0 && !sink(std::string_view(obuf.data(), output.pos))) return;
+    }
+  }
+  if (in.bad()) throw UserError(path + ": read error");
   if (ret != 0) throw UserError(path + ": truncated zstd stream");
+}
+
+// At most the first n bytes of the (decompressed) file.
+std::string read_head(const std::string& path, std::size_t n, std::uint64_t max_decompressed) {
+  std::string head;
+  stream_bytes(path, max_decompressed, [&](std::string_view chunk) {
+    head.append(chunk.substr(0, n - head.size()));
+    return head.size() < n;
+  });
+  return head;
+}
+
+}  // namespace
+
+std::string read_maybe_zstd(const std::string& path, std::uint64_t max_decompressed_bytes) {
+  std::string out;
+  stream_bytes(path, max_decompressed_bytes, [&](std::string_view chunk) {
+    out.append(chunk);
+    return true;
+  });
   return out;
+}
+
+void for_each_line(const std::string& path, std::uint64_t max_decompressed_bytes, std::uint64_t max_line_bytes,
+                   const std::function<void(std::string_view text, std::size_t line)>& on_line) {
+  std::string pending;  // the start of a line that spans chunks
+  std::size_t line = 1;
+  stream_bytes(path, max_decompressed_bytes, [&](std::string_view chunk) {
+    while (!chunk.empty()) {
+      const auto nl = chunk.find('\n');
+      const std::string_view part = chunk.substr(0, nl);
+      if (pending.size() + part.size() > max_line_bytes)
+        throw UserError(path + ":" + std::to_string(line) + ": line longer than " + describe_bytes(max_line_bytes) +
+                        " (the limit on one trace record)");
+      if (nl == std::string_view::npos) {
+        pending.append(part);
+        break;
+      }
+      if (pending.empty()) {
+        on_line(part, line);
+      } else {
+        pending.append(part);
+        on_line(pending, line);
+        pending.clear();
+      }
+      ++line;
+      chunk.remove_prefix(nl + 1);
+    }
+    return true;
+  });
+  if (!pending.empty()) on_line(pending, line);
 }
 
 std::int64_t apply_256k_rule(WekaTrace& t) {
@@ -89,14 +165,18 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
   }
 
   std::vector<WekaTrace> traces;
+  std::unordered_map<std::string, std::string> seen;  // trace id -> where it was first read
   for (const auto& file : files) {
     ++stats.files;
-    const std::string data = read_maybe_zstd(file);
     std::string base = file;
-    if (base.size() > 4 && base.substr(base.size() - 4) == ".zst") base.resize(base.size() - 4);
+    if (is_zst(base)) base.resize(base.size() - 4);
     const bool jsonl = base.size() > 6 && base.substr(base.size() - 6) == ".jsonl";
     auto take = [&](std::string_view text, const std::string& where) {
       WekaTrace t = parse_weka_trace(text, where);
+      // Ids name the hash_ids namespace and the session: two traces with one
+      // id would share prefix-cache blocks they never shared.
+      if (auto [it, fresh] = seen.emplace(t.id, where); !fresh)
+        throw UserError(where + ": trace " + t.id + ": duplicate trace id (first at " + it->second + ")");
       ++stats.traces_read;
       stats.requests_read += t.request_count();
       if (opts.variant_256k) stats.dropped_256k_requests += apply_256k_rule(t);
@@ -108,16 +188,20 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
       traces.push_back(std::move(t));
     };
     if (jsonl) {
-      std::size_t start = 0, line = 1;
-      while (start < data.size()) {
-        std::size_t end = data.find('\n', start);
-        if (end == std::string::npos) end = data.size();
-        std::string_view text(data.data() + start, end - start);
-        if (text.find_first_not_of(" \t\r") != std::string_view::npos) take(text, file + ":" + std::to_string(line));
-        start = end + 1;
-        ++line;
-      }
+      for_each_line(file, opts.max_decompressed_bytes, opts.max_record_bytes,
+                    [&](std::string_view text, std::size_t line) {
+                      if (text.find_first_not_of(" \t\r") != std::string_view::npos)
+                        take(text, file + ":" + std::to_string(line));
+                    });
     } else {
+      std::string data;
+      stream_bytes(file, opts.max_decompressed_bytes, [&](std::string_view chunk) {
+        if (data.size() + chunk.size() > opts.max_record_bytes)
+          throw UserError(file + ": larger than " + describe_bytes(opts.max_record_bytes) +
+                          " (the limit on one trace record)");
+        data.append(chunk);
+        return true;
+      });
       take(data, file);
     }
   }
@@ -172,32 +256,28 @@ std::vector<WekaTrace> load_traces(const std::string& path, const std::string& f
   }
   bool mooncake = format == "mooncake";
   if (format == "auto" && !fs::is_directory(path)) {
-    const std::string head = read_maybe_zstd(path).substr(0, 4096);
+    const std::string head = read_head(path, 4096, opts.max_decompressed_bytes);
     mooncake = head.find("\"input_length\"") != std::string::npos && head.find("\"requests\"") == std::string::npos;
   } else if (format != "auto" && format != "weka" && format != "mooncake") {
     throw UserError("--trace-format '" + format + "': expected weka, mooncake or auto");
   }
   if (!mooncake) return load_weka_traces(path, opts, stats);
   st.files = 1;
-  auto kept = filter_traces(load_mooncake_traces(path), opts, st);
+  auto kept = filter_traces(load_mooncake_traces(path, 512, opts), opts, st);
   if (stats) *stats = st;
   return kept;
 }
 
-std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_size) {
-  const std::string data = read_maybe_zstd(path);
+std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_size, const LoadOptions& opts) {
+  if (block_size < 1 || block_size > kMaxBlockSize)
+    throw UserError(path + ": block size " + std::to_string(block_size) + " must be in [1, " +
+                    std::to_string(kMaxBlockSize) + "]");
   simdjson::dom::parser parser;
   std::vector<WekaTrace> traces;
   std::unordered_map<std::string, std::size_t> by_session;
-  std::size_t start = 0, line = 1;
-  while (start < data.size()) {
-    std::size_t end = data.find('\n', start);
-    if (end == std::string::npos) end = data.size();
-    std::string_view text(data.data() + start, end - start);
+  for_each_line(path, opts.max_decompressed_bytes, opts.max_record_bytes, [&](std::string_view text, std::size_t line) {
     const std::string where = path + ":" + std::to_string(line);
-    start = end + 1;
-    ++line;
-    if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;
     simdjson::dom::element doc;
     if (parser.parse(text.data(), text.size()).get(doc)) throw UserError(where + ": not valid JSON");
     auto number = [&](const char* key, bool required, double fallback) {
@@ -212,17 +292,34 @@ std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_s
       if (e.get_double().get(v) == simdjson::SUCCESS) return v;
       throw UserError(where + ": field '" + std::string(key) + "' must be a number");
     };
+    // Token counts are checked as doubles before the conversion, so 1e30
+    // is an error rather than an overflow.
+    auto tokens = [&](const char* key, bool required, double fallback, std::int64_t lo) {
+      const double v = number(key, required, fallback);
+      if (v != std::floor(v) || v < static_cast<double>(lo) || v > static_cast<double>(kMaxCallTokens)) {
+        simdjson::dom::element e;
+        throw UserError(where + ": field '" + key + "' must be an integer in [" + std::to_string(lo) + ", " +
+                        std::to_string(kMaxCallTokens) + "], got " +
+                        (doc[key].get(e) ? "nothing" : simdjson::minify(e)));
+      }
+      return static_cast<std::int64_t>(v);
+    };
     TraceCall c;
-    c.in = static_cast<std::int64_t>(number("input_length", true, 0));
-    c.out = static_cast<std::int64_t>(number("output_length", false, 1));
-    if (c.in < 1) throw UserError(where + ": field 'input_length' must be at least 1");
+    c.in = tokens("input_length", true, 0, 1);
+    c.out = tokens("output_length", false, 1, 0);
     simdjson::dom::array ids;
-    if (doc["hash_ids"].get_array().get(ids) == simdjson::SUCCESS)
+    if (doc["hash_ids"].get_array().get(ids) == simdjson::SUCCESS) {
+      const std::int64_t most = max_hash_ids(c.in, block_size);
+      if (static_cast<std::int64_t>(ids.size()) > most)
+        throw UserError(where + ": field 'hash_ids' holds " + std::to_string(ids.size()) + " ids, but input_length = " +
+                        std::to_string(c.in) + " tokens in blocks of " + std::to_string(block_size) +
+                        " allow at most " + std::to_string(most));
       for (auto v : ids) {
         std::int64_t id;
         if (v.get_int64().get(id)) throw UserError(where + ": 'hash_ids' must hold integers");
         c.hash_ids.push_back(id);
       }
+    }
     std::string session;
     std::string_view sv;
     std::int64_t si;
@@ -233,7 +330,7 @@ std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_s
     auto it = session.empty() ? by_session.end() : by_session.find(session);
     if (it == by_session.end()) {
       WekaTrace t;
-      t.id = session.empty() ? "row" + std::to_string(line - 1) : session;
+      t.id = session.empty() ? "row" + std::to_string(line) : session;
       t.block_size = block_size;
       c.t = ts >= 0 ? ts / 1000.0 : 0.0;
       TraceEntry e;
@@ -249,7 +346,7 @@ std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_s
       e.call = std::move(c);
       t.entries.push_back(std::move(e));
     }
-  }
+  });
   // Trace times are relative to each trace's first call.
   for (auto& t : traces) {
     const double t0 = t.entries.front().call.t;

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "common/error.h"
@@ -35,6 +36,28 @@ class Reader {
     if (e.get_double().get(v) == simdjson::SUCCESS) return v;
     fail("field '" + std::string(key) + "' must be a number, got " + simdjson::minify(e));
   }
+  // An integer in [lo, hi]; a JSON number with no fraction (1e6) counts.
+  // Checked before any conversion, so 1e30 is an error, not an overflow.
+  std::int64_t integer(simdjson::dom::object o, std::string_view key, bool required, std::int64_t fallback,
+                       std::int64_t lo, std::int64_t hi) const {
+    simdjson::dom::element e;
+    if (o[key].get(e) || (e.is_null() && !required)) {
+      if (required) fail("missing field '" + std::string(key) + "'");
+      return fallback;
+    }
+    const std::string expected = "field '" + std::string(key) + "' must be an integer in [" + std::to_string(lo) +
+                                 ", " + std::to_string(hi) + "], got ";
+    std::int64_t i;
+    double d;
+    if (e.get_int64().get(i) == simdjson::SUCCESS) {
+      if (i < lo || i > hi) fail(expected + simdjson::minify(e));
+      return i;
+    }
+    if (e.get_double().get(d) != simdjson::SUCCESS || d != std::floor(d) || d < static_cast<double>(lo) ||
+        d > static_cast<double>(hi))
+      fail(expected + simdjson::minify(e));
+    return static_cast<std::int64_t>(d);
+  }
   std::string text(simdjson::dom::object o, std::string_view key, bool required) const {
     std::string_view s;
     simdjson::dom::element e;
@@ -50,22 +73,26 @@ class Reader {
   std::string where_, trace_id_, request_;
 };
 
-TraceCall parse_call(Reader& r, simdjson::dom::object o) {
+TraceCall parse_call(Reader& r, simdjson::dom::object o, int block_size) {
   TraceCall c;
   c.t = r.number(o, "t", true);
-  c.in = static_cast<std::int64_t>(r.number(o, "in", true));
-  c.out = static_cast<std::int64_t>(r.number(o, "out", true));
+  c.in = r.integer(o, "in", true, 0, 1, kMaxCallTokens);
+  c.out = r.integer(o, "out", true, 0, 0, kMaxCallTokens);
   c.api_time = r.number(o, "api_time", false, 0.0);
   simdjson::dom::element tt;
   if (o["think_time"].get(tt) == simdjson::SUCCESS && !tt.is_null()) c.think_time = r.number(o, "think_time", true);
   c.model = r.text(o, "model", false);
   c.streaming = r.text(o, "type", false) == "s";
-  if (c.in < 1) r.fail("field 'in' must be at least 1, got " + std::to_string(c.in));
-  if (c.out < 0) r.fail("field 'out' must be >= 0, got " + std::to_string(c.out));
   if (c.t < 0) r.fail("field 't' must be >= 0");
   if (c.api_time < 0) r.fail("field 'api_time' must be >= 0");
   simdjson::dom::array ids;
   if (o["hash_ids"].get_array().get(ids)) r.fail("missing field 'hash_ids' (an array of block ids)");
+  // One id per block of the prompt: more ids than blocks is a broken trace
+  // (and would size block tables past what the prompt needs).
+  const std::int64_t most = max_hash_ids(c.in, block_size);
+  if (static_cast<std::int64_t>(ids.size()) > most)
+    r.fail("field 'hash_ids' holds " + std::to_string(ids.size()) + " ids, but in = " + std::to_string(c.in) +
+           " tokens in blocks of " + std::to_string(block_size) + " allow at most " + std::to_string(most));
   c.hash_ids.reserve(ids.size());
   for (auto v : ids) {
     std::int64_t id;
@@ -104,10 +131,9 @@ WekaTrace parse_weka_trace(std::string_view json, const std::string& where) {
   WekaTrace t;
   t.id = r.text(o, "id", true);
   r.set_trace(t.id);
-  t.block_size = static_cast<int>(r.number(o, "block_size", false, 64));
-  if (t.block_size < 1) r.fail("field 'block_size' must be >= 1");
-  t.tool_tokens = static_cast<std::int64_t>(r.number(o, "tool_tokens", false, 0));
-  t.system_tokens = static_cast<std::int64_t>(r.number(o, "system_tokens", false, 0));
+  t.block_size = static_cast<int>(r.integer(o, "block_size", false, 64, 1, kMaxBlockSize));
+  t.tool_tokens = r.integer(o, "tool_tokens", false, 0, 0, kMaxExtraTokens);
+  t.system_tokens = r.integer(o, "system_tokens", false, 0, 0, kMaxExtraTokens);
   simdjson::dom::array reqs;
   if (o["requests"].get_array().get(reqs)) r.fail("missing field 'requests' (an array)");
   std::size_t index = 0;
@@ -133,12 +159,12 @@ WekaTrace parse_weka_trace(std::string_view json, const std::string& where) {
         if (ie.get_object().get(io)) r.fail("must be an object");
         const std::string itype = r.text(io, "type", false);
         if (itype == "subagent") r.fail("nested subagent groups are not supported");
-        g.calls.push_back(parse_call(r, io));
+        g.calls.push_back(parse_call(r, io, t.block_size));
         ++k;
       }
       if (!g.calls.empty() && ro["t"].error()) g.t = g.calls.front().t;
     } else if (type.empty() || type == "n" || type == "s") {
-      entry.call = parse_call(r, ro);
+      entry.call = parse_call(r, ro, t.block_size);
     } else {
       r.fail("unknown type '" + type + "' (expected n, s or subagent)");
     }

@@ -14,6 +14,18 @@
 
 namespace agentperf::trace {
 
+// Bounds on a trace's sizes (docs/input-limits-files.md). A trace is input
+// from anywhere, and each of these numbers sizes an allocation downstream
+// (prompt tokens, block tables), so a typo or a hostile file must be
+// refused by name here, not end in std::bad_alloc minutes later. Real
+// agentic traces are far inside them (contexts of at most ~1M tokens).
+inline constexpr std::int64_t kMaxCallTokens = 10'000'000;   // in, out of one call
+inline constexpr std::int64_t kMaxExtraTokens = 10'000'000;  // tool_tokens, system_tokens
+inline constexpr int kMaxBlockSize = 65536;                  // block_size: 1..65536
+// hash_ids of one call: at most in / block_size + 1 (one id per block,
+// the last one partial).
+inline std::int64_t max_hash_ids(std::int64_t in, int block_size) { return in / block_size + 1; }
+
 struct TraceCall {
   double t = 0;          // seconds since the trace start (absolute root time, also inside subagents)
   std::string model;
@@ -49,7 +61,8 @@ struct WekaTrace {
 };
 
 // Parses one trace object; `where` names it in errors ("file.jsonl:12").
-// Throws UserError naming where, the trace id, the request index and field.
+// Throws UserError naming where, the trace id, the request index and field;
+// sizes outside the limits above are errors too.
 WekaTrace parse_weka_trace(std::string_view json, const std::string& where);
 
 // Serializes a trace back to one JSON line (the synthetic generator's output).

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -246,4 +247,90 @@ TEST(Cli, CalibrateProfileFromShippedMeasurementsAndChecks) {
   EXPECT_NE(wrong.output.find("hbm_bandwidth"), std::string::npos) << wrong.output;
   auto sim = run_cli("sim memory --model-spec qwen3-8b --hardware h200 --hardware-profile " + out.string());
   EXPECT_EQ(sim.code, 0) << sim.output;
+}
+
+// Every parse error is a usage error: exit 2 (not CLI11's 104-114) and one
+// line naming the flag, the value and the accepted range in words (not
+// "Value 0 not in range 0.000000 to 1797693134..."). --help stays 0.
+TEST(Cli, NumericFlagErrorsAreOneLineNamingTheRangeAndExitTwo) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"profile -c 0", "agentperf: error: --concurrency: 0 is not a whole number from 1 to 1000000\n"},
+      {"profile -c abc", "agentperf: error: --concurrency: abc is not a whole number from 1 to 1000000\n"},
+      {"profile -c 1 --request-rate 0",
+       "agentperf: error: --request-rate: 0 is not a rate in requests/s above 0 and up to 1000000\n"},
+      {"profile -c 1 --max-error-rate 2", "agentperf: error: --max-error-rate: 2 is not a number from 0 to 1\n"},
+      {"route --threads 0", "agentperf: error: --threads: 0 is not a whole number from 1 to 64\n"},
+      {"traces synth -o x.jsonl --traces 0", "agentperf: error: --traces: 0 is not a whole number from 1 to 10000000\n"},
+  };
+  for (const auto& [args, expected] : cases) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.output, expected) << args;
+  }
+  auto unknown = run_cli("profile -c 1 --no-such-flag");
+  EXPECT_EQ(unknown.code, 2) << unknown.output;
+  EXPECT_EQ(std::count(unknown.output.begin(), unknown.output.end(), '\n'), 1) << unknown.output;
+  EXPECT_EQ(run_cli("").code, 2);  // no subcommand
+  EXPECT_EQ(run_cli("--help").code, 0);
+  EXPECT_EQ(run_cli("--version").code, 0);
+}
+
+// Values that used to change the benchmark silently are refused by name:
+// --duration 1e10 sent 0 requests and exited 0, --isl 2147483648 became 1,
+// --isl 1e12 2, --osl 5e9 705032704, --request-timeout 1e10 timed every
+// request out at once, 1e300 became -9223372036854775808 ms, --grace-period
+// 1e300 cancelled in-flight requests at once.
+TEST(Cli, OutOfRangeValuesAreRefusedNotWrapped) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--duration 1e10", "--duration: 1e10 is not a number of seconds above 0 and up to 2592000 (30 days)"},
+      {"--isl 2147483648", "--isl: 2147483648 is not a whole number of tokens from 1 to 10000000"},
+      {"--isl 1e12", "--isl: 1e12 is not a whole number of tokens from 1 to 10000000"},
+      {"--osl 5e9", "--osl: 5e9 is not a whole number of tokens from 1 to 10000000"},
+      {"--request-timeout 1e10", "--request-timeout: 1e10 is not a number of seconds above 0 and up to 2592000"},
+      {"--request-timeout 1e300", "--request-timeout: 1e300 is not a number of seconds above 0 and up to 2592000"},
+      {"--grace-period 1e300", "--grace-period: 1e300 is not a number of seconds from 0 to 2592000 (30 days)"},
+      {"--workers 100000", "--workers: 100000 is not a whole number from 1 to 1024"},
+  };
+  for (const auto& [flag, expected] : cases) {
+    auto r = run_cli(std::string("profile -c 1 --url http://127.0.0.1:1 ") + flag);
+    EXPECT_EQ(r.code, 2) << flag;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << r.output;
+  }
+}
+
+// The longest allowed values run as asked: a 30-day request timeout and
+// grace period neither wrap into "at once" nor overflow a deadline.
+TEST(Cli, LongestAllowedTimeoutsRunNormally) {
+  agentperf::testserver::ScriptedServer server(agentperf::testserver::paced_openai_handler(2ms, 1ms));
+  server.start();
+  const auto dir = temp_dir("longest");
+  auto r = run_cli("profile --url " + server.url() +
+                   " -c 2 -d 0.3 --request-timeout 2592000 --grace-period 2592000 --isl 1e2 --osl 8 -q -o " +
+                   dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream agg_file(dir / "profile_export_aiperf.json");
+  auto agg = nlohmann::json::parse(agg_file);
+  EXPECT_GT(agg["request_count"]["avg"].get<double>(), 0);
+  EXPECT_EQ(agg["error_request_count"]["avg"], 0);
+  EXPECT_EQ(agg["input_sequence_length"]["avg"], 100);  // "1e2" is 100 tokens
+  std::filesystem::remove_all(dir);
+}
+
+// The first open-loop request goes at t = 0: at 0.3 req/s with the default
+// seed the first Poisson gap is 14.45 s, so a 2 s run used to send nothing.
+TEST(Cli, OpenLoopSendsItsFirstRequestAtTheStart) {
+  agentperf::testserver::ScriptedServer server(agentperf::testserver::paced_openai_handler(2ms, 1ms));
+  server.start();
+  const auto dir = temp_dir("openloop_start");
+  auto r = run_cli("profile --url " + server.url() + " --request-rate 0.3 -d 2 --osl 4 -q -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream jsonl(dir / "profile_export.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(jsonl, line)) << r.output;
+  auto first = nlohmann::json::parse(line);
+  EXPECT_TRUE(first["error"].is_null()) << line;
+  std::ifstream agg_file(dir / "profile_export_aiperf.json");
+  auto agg = nlohmann::json::parse(agg_file);
+  EXPECT_EQ(agg["request_count"]["avg"], 1);
+  std::filesystem::remove_all(dir);
 }

@@ -292,9 +292,10 @@ TEST(RunEndings, AWorkerThatFailsEndsTheRunWithItsCause) {
   server.start();
   const auto dir = temp_dir("worker");
   std::string out;
-  // Under a 3 GB address-space limit a 500M-token prompt cannot be built:
-  // the worker runs out of memory.
-  const int code = run_cli("profile --url " + server.url() + " --endpoint-type completions -c 1 -n 2 --isl 500000000 -q -o " +
+  // Under a 3 GB address-space limit, 64 prompts of 10M tokens (the
+  // largest --isl accepted) cannot all be built: the worker runs out of
+  // memory.
+  const int code = run_cli("profile --url " + server.url() + " --endpoint-type completions -c 64 -n 64 --isl 10000000 --osl 1 -q -o " +
                                dir.string(),
                            &out, "ulimit -v 3000000; ");
   EXPECT_EQ(code, 1) << out;

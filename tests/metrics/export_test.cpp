@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <filesystem>
 #include <fstream>
 
@@ -55,6 +57,24 @@ TEST(Export, ErrorRecordLine) {
   EXPECT_EQ(j["error"]["type"], "ConnectionError");
   EXPECT_EQ(j["metrics"]["error_isl"]["value"], 64);
   EXPECT_FALSE(j["metrics"].contains("time_to_first_token"));
+}
+
+// One completed request has no rate: the throughput keys are absent and the
+// summary says n/a (it once printed 1 / latency, hundreds of req/s).
+TEST(Export, ThroughputNeedsTwoRequests) {
+  std::vector<RequestRecord> recs = {ok_record(0, 100, 11, 10)};
+  RunResult run;
+  AggregateInputs in;
+  in.run = &run;
+  auto agg = build_aggregate(recs, in);
+  EXPECT_DOUBLE_EQ(agg["request_count"]["avg"].get<double>(), 1);
+  EXPECT_FALSE(agg.contains("request_throughput"));
+  EXPECT_FALSE(agg.contains("output_token_throughput"));
+  char buf[8192] = {};
+  std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
+  print_summary(agg, f);
+  std::fclose(f);
+  EXPECT_NE(std::string(buf).find("Throughput: n/a (fewer than two requests completed)"), std::string::npos) << buf;
 }
 
 TEST(Export, AggregateStatsThroughputAndErrors) {

@@ -174,3 +174,55 @@ TEST(Checkpoint, PrefersTheFirstValidCandidateAndSaysWhyOthersFailed) {
   fs::remove_all(nvme);
   fs::remove_all(shared);
 }
+
+// A shape whose element count overflows 64 bits used to wrap to 0 elements
+// and "match" empty data_offsets; it is refused by name.
+TEST(Safetensors, OverflowingShapeIsRefused) {
+  const auto d = temp("overflow");
+  write_safetensors(d / "huge.safetensors", {{"w", "BF16", {0}}}, 0, [](nlohmann::json& h) {
+    h["w"]["shape"] = {std::int64_t{1} << 40, std::int64_t{1} << 40};
+  });
+  auto r = check_safetensors((d / "huge.safetensors").string());
+  ASSERT_FALSE(r.ok);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_NE(r.problems[0].find("tensor 'w': shape [1099511627776, 1099511627776] of BF16 is more than 2^64 bytes"),
+            std::string::npos) << r.problems[0];
+  // The element count fits but the bytes do not (2^62 x 8).
+  write_safetensors(d / "bytes.safetensors", {{"w", "F64", {0}}}, 0, [](nlohmann::json& h) {
+    h["w"]["shape"] = {std::int64_t{1} << 62};
+  });
+  r = check_safetensors((d / "bytes.safetensors").string());
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.problems[0].find("is more than 2^64 bytes"), std::string::npos) << r.problems[0];
+  fs::remove_all(d);
+}
+
+// A shard name that leaves the checkpoint directory is refused from the
+// name alone: the file it names is never opened. Here the outside file is a
+// valid shard, which used to be opened, parsed and accepted.
+TEST(Checkpoint, IndexPathsOutsideTheDirectoryAreRefusedUnopened) {
+  const auto root = temp("escape");
+  const auto d = root / "ckpt";
+  fs::create_directories(d);
+  std::ofstream(d / "config.json") << R"({"architectures":["Toy"]})";
+  write_safetensors(root / "outside.safetensors", {{"a", "U8", {4}}});
+  write_safetensors(d / "model-00001.safetensors", {{"b", "U8", {4}}});
+  nlohmann::json idx = {{"weight_map", {{"a", "../outside.safetensors"}, {"b", "model-00001.safetensors"}}}};
+  std::ofstream(d / "model.safetensors.index.json") << idx.dump();
+  auto c = validate_checkpoint_dir(d.string(), {});
+  ASSERT_FALSE(c.ok);
+  EXPECT_TRUE(mentions(c, "weight_map['a'] = '../outside.safetensors' climbs out with '..'")) << c.reasons[0];
+  EXPECT_EQ(c.shards, 1);  // only the shard inside was opened
+  EXPECT_EQ(c.tensors, 1);
+
+  idx = {{"weight_map", {{"a", "../../../../etc/passwd"}, {"b", "/etc/passwd"}, {"c", "sub/../../x.safetensors"}}}};
+  std::ofstream(d / "model.safetensors.index.json") << idx.dump();
+  c = validate_checkpoint_dir(d.string(), {});
+  ASSERT_FALSE(c.ok);
+  EXPECT_EQ(c.shards, 0);
+  EXPECT_TRUE(mentions(c, "'../../../../etc/passwd' climbs out with '..'"));
+  EXPECT_TRUE(mentions(c, "'/etc/passwd' is an absolute path"));
+  EXPECT_TRUE(mentions(c, "'sub/../../x.safetensors' climbs out"));
+  for (const auto& why : c.reasons) EXPECT_EQ(why.find("passwd:"), std::string::npos) << why;  // never opened
+  fs::remove_all(root);
+}

@@ -78,3 +78,29 @@ TEST(BpeTokenizer, UnsupportedComponentsAreNamed) {
                "lacks the byte-level token");
   EXPECT_THROW(BpeTokenizer::from_file("/nonexistent/tokenizer.json"), UserError);
 }
+
+// Ids index dense tables, so they are bounded (< 2^24) before anything is
+// sized by them: 2^40 was a std::bad_alloc naming nothing.
+TEST(BpeTokenizer, HugeTokenIdsAreRefusedByName) {
+  auto expect_error = [](const std::string& json, const std::string& what) {
+    try {
+      BpeTokenizer::from_json(json, "t.json");
+      ADD_FAILURE() << "accepted " << json;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("t.json: " + what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("[0, 16777216)"), std::string::npos) << e.what();
+    }
+  };
+  const std::string head = R"({"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","merges":[],"vocab":)";
+  expect_error(head + R"({"a":1099511627776}}})", "model.vocab entry 'a' has id 1099511627776");
+  expect_error(head + R"({"a":16777216}}})", "model.vocab entry 'a' has id 16777216");
+  // Added tokens too (after a vocabulary that is otherwise complete).
+  std::ifstream in(AGENTPERF_QWEN3_TOKENIZER_JSON);
+  auto j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j["added_tokens"].is_array() && !j["added_tokens"].empty());
+  j["added_tokens"][0]["id"] = 1099511627776LL;
+  const std::string content = j["added_tokens"][0]["content"];
+  expect_error(j.dump(), "added_tokens entry '" + content + "' has id 1099511627776");
+  j["added_tokens"][0]["id"] = -3;
+  expect_error(j.dump(), "added_tokens entry '" + content + "' has id -3");
+}

@@ -63,11 +63,11 @@ TEST(WekaTrace, ErrorsNameFileTraceRequestAndField) {
   EXPECT_NE(e.find("trace abc"), std::string::npos) << e;
   EXPECT_NE(e.find("request 0"), std::string::npos) << e;
   EXPECT_NE(e.find("missing field 'in'"), std::string::npos) << e;
-  e = expect_error(R"({"id":"abc","requests":[{"t":0,"in":5,"out":1,"hash_ids":[1,"x"]}]})");
+  e = expect_error(R"({"id":"abc","requests":[{"t":0,"in":500,"out":1,"hash_ids":[1,"x"]}]})");
   EXPECT_NE(e.find("'hash_ids' must hold integers"), std::string::npos) << e;
   e = expect_error(R"({"id":"abc","requests":[{"type":"subagent","agent_id":"q","requests":[{"t":1,"in":"many","out":1,"hash_ids":[]}]}]})");
   EXPECT_NE(e.find("subagent 'q'"), std::string::npos) << e;
-  EXPECT_NE(e.find("field 'in' must be a number"), std::string::npos) << e;
+  EXPECT_NE(e.find("field 'in' must be an integer"), std::string::npos) << e;
   e = expect_error(R"({"requests":[]})");
   EXPECT_NE(e.find("missing field 'id'"), std::string::npos) << e;
   e = expect_error("{\"id\":\"z\",\"requests\":[{\"type\":\"weird\"}]}");
@@ -123,8 +123,9 @@ TEST(TraceLoader, FiltersAndZstdAndDirectories) {
   const std::string big = R"({"id":"big","requests":[{"t":0,"in":255000,"out":2000,"hash_ids":[1]},{"t":5,"in":100,"out":10,"hash_ids":[1]}]})";
   const std::string small = R"({"id":"small","requests":[{"t":0,"in":100,"out":10,"hash_ids":[1]}]})";
   std::ofstream(dir / "a.jsonl") << big << "\n\n" << small << "\n";
-  std::string packed(ZSTD_compressBound(small.size()), '\0');
-  packed.resize(ZSTD_compress(packed.data(), packed.size(), small.data(), small.size(), 1));
+  const std::string small2 = R"({"id":"small2","requests":[{"t":0,"in":100,"out":10,"hash_ids":[1]}]})";
+  std::string packed(ZSTD_compressBound(small2.size()), '\0');
+  packed.resize(ZSTD_compress(packed.data(), packed.size(), small2.data(), small2.size(), 1));
   std::ofstream(dir / "b.json.zst", std::ios::binary) << packed;
   std::ofstream(dir / "ignored.txt") << "x";
 
@@ -146,7 +147,8 @@ TEST(TraceLoader, FiltersAndZstdAndDirectories) {
   EXPECT_EQ(filtered[0].id, "small");
   EXPECT_EQ(stats.dropped_by_context, 1);
 
-  std::ofstream(dir / "c.jsonl") << small << "\n" << R"({"id":"bad","requests":[{"t":0}]})" << "\n";
+  std::ofstream(dir / "c.jsonl") << R"({"id":"small3","requests":[{"t":0,"in":100,"out":10,"hash_ids":[1]}]})" << "\n"
+                                << R"({"id":"bad","requests":[{"t":0}]})" << "\n";
   try {
     load_weka_traces(dir.string(), {});
     FAIL();
@@ -335,4 +337,145 @@ TEST(SessionTree, FlattenedAgentsInsideASubagentGroup) {
   EXPECT_EQ(tree.streams[2].parent, 1);
   EXPECT_EQ(tree.streams[2].spawned_by, (TurnRef{1, 0}));
   EXPECT_EQ(tree.streams[1].turns[1].joins, std::vector<int>{2});  // 3.0 starts after 2.2
+}
+
+// Sizes that would size allocations downstream are bounded at parse time
+// (docs/input-limits-files.md), each error naming where, the trace and field.
+TEST(WekaTrace, SizesAreBounded) {
+  auto e = expect_error(R"({"id":"huge","requests":[{"t":0,"in":1e12,"out":1,"hash_ids":[]}]})");
+  EXPECT_NE(e.find("f.jsonl:3: trace huge, request 0: field 'in' must be an integer in [1, 10000000], got 1"),
+            std::string::npos) << e;
+  e = expect_error(R"({"id":"o","requests":[{"t":0,"in":5,"out":20000000,"hash_ids":[]}]})");
+  EXPECT_NE(e.find("field 'out' must be an integer in [0, 10000000]"), std::string::npos) << e;
+  e = expect_error(R"({"id":"o","requests":[{"t":0,"in":1e300,"out":1,"hash_ids":[]}]})");
+  EXPECT_NE(e.find("field 'in' must be an integer"), std::string::npos) << e;
+  e = expect_error(R"({"id":"f","requests":[{"t":0,"in":5.5,"out":1,"hash_ids":[]}]})");
+  EXPECT_NE(e.find("field 'in' must be an integer"), std::string::npos) << e;
+  e = expect_error(R"({"id":"b","block_size":1e9,"requests":[]})");
+  EXPECT_NE(e.find("f.jsonl:3: trace b: field 'block_size' must be an integer in [1, 65536]"), std::string::npos) << e;
+  e = expect_error(R"({"id":"b","block_size":0,"requests":[]})");
+  EXPECT_NE(e.find("field 'block_size' must be an integer in [1, 65536]"), std::string::npos) << e;
+  e = expect_error(R"({"id":"n","tool_tokens":-5,"requests":[]})");
+  EXPECT_NE(e.find("field 'tool_tokens' must be an integer in [0, 10000000], got -5"), std::string::npos) << e;
+  e = expect_error(R"({"id":"n","system_tokens":-1,"requests":[]})");
+  EXPECT_NE(e.find("field 'system_tokens' must be an integer in [0, 10000000], got -1"), std::string::npos) << e;
+  // in = 8 in blocks of 4: at most 3 ids (8 / 4 + 1).
+  EXPECT_NO_THROW(
+      parse_weka_trace(R"({"id":"h","block_size":4,"requests":[{"t":0,"in":8,"out":1,"hash_ids":[1,2,3]}]})", "x"));
+  e = expect_error(R"({"id":"h","block_size":4,"requests":[{"t":0,"in":8,"out":1,"hash_ids":[1,2,3,4]}]})");
+  EXPECT_NE(e.find("request 0: field 'hash_ids' holds 4 ids, but in = 8 tokens in blocks of 4 allow at most 3"),
+            std::string::npos) << e;
+  e = expect_error(R"({"id":"h","block_size":4,"requests":[{"type":"subagent","agent_id":"q",)"
+                   R"("requests":[{"t":0,"in":4,"out":1,"hash_ids":[1,2,3]}]}]})");
+  EXPECT_NE(e.find("subagent 'q'"), std::string::npos) << e;
+  EXPECT_NE(e.find("field 'hash_ids' holds 3 ids"), std::string::npos) << e;
+  // Integral doubles are integers: 1e6 is accepted.
+  const auto d = parse_weka_trace(R"({"id":"d","requests":[{"t":0,"in":1e6,"out":0,"hash_ids":[]}]})", "x");
+  EXPECT_EQ(d.entries[0].call.in, 1000000);
+}
+
+TEST(TraceLoader, DuplicateTraceIdsNameBothPlaces) {
+  const auto dir = temp("dup");
+  std::filesystem::create_directories(dir);
+  const std::string t = R"({"id":"same","requests":[{"t":0,"in":10,"out":1,"hash_ids":[1]}]})";
+  std::ofstream(dir / "a.jsonl") << t << "\n" << t << "\n";
+  try {
+    load_weka_traces((dir / "a.jsonl").string(), {});
+    FAIL() << "duplicate accepted";
+  } catch (const UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("a.jsonl:2: trace same: duplicate trace id (first at "), std::string::npos) << m;
+    EXPECT_NE(m.find("a.jsonl:1)"), std::string::npos) << m;
+  }
+  // Across the files of a directory too.
+  std::ofstream(dir / "a.jsonl") << t << "\n";
+  std::ofstream(dir / "b.json") << t;
+  try {
+    load_weka_traces(dir.string(), {});
+    FAIL() << "duplicate across files accepted";
+  } catch (const UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("b.json: trace same: duplicate trace id (first at "), std::string::npos) << m;
+    EXPECT_NE(m.find("a.jsonl:1)"), std::string::npos) << m;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceLoader, ZstdBombStopsAtTheCap) {
+  const auto path = temp("bomb.jsonl.zst");
+  // 16 MiB of spaces compress to a few hundred bytes.
+  const std::string plain(16u << 20, ' ');
+  std::string packed(ZSTD_compressBound(plain.size()), '\0');
+  packed.resize(ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 19));
+  ASSERT_LT(packed.size(), 4096u);
+  std::ofstream(path, std::ios::binary) << packed;
+  LoadOptions o;
+  o.max_decompressed_bytes = 1u << 20;
+  o.max_record_bytes = 64u << 20;
+  try {
+    load_weka_traces(path.string(), o);
+    FAIL() << "bomb decompressed";
+  } catch (const UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path.string() + ": decompresses to more than 1 MiB"), std::string::npos) << m;
+  }
+  EXPECT_THROW(read_maybe_zstd(path.string(), 1u << 20), UserError);
+  try {
+    load_traces(path.string(), "mooncake", o);
+    FAIL() << "bomb decompressed";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("decompresses to more than 1 MiB"), std::string::npos) << e.what();
+  }
+  // Under the default cap it is only blank lines... but one 16 MiB line
+  // exceeds a record cap of 1 MiB, named with the line.
+  o.max_decompressed_bytes = kDefaultMaxDecompressedBytes;
+  o.max_record_bytes = 1u << 20;
+  try {
+    load_weka_traces(path.string(), o);
+    FAIL() << "oversized record accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ":1: line longer than 1 MiB"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_maybe_zstd(path.string()).size(), plain.size());  // the default cap lets it through whole
+  std::filesystem::remove(path);
+}
+
+TEST(TraceLoader, StreamedLinesSpanChunksAndZstdFrames) {
+  // Records longer than one decompression chunk (128 KiB) still arrive
+  // whole, with their line numbers.
+  const auto path = temp("long.jsonl.zst");
+  std::string ids;
+  for (int i = 0; i < 40000; ++i) ids += (i ? "," : "") + std::to_string(1000000 + i);
+  std::string text;
+  for (int k = 0; k < 3; ++k)
+    text += R"({"id":"t)" + std::to_string(k) + R"(","requests":[{"t":0,"in":2560000,"out":1,"hash_ids":[)" + ids + "]}]}\n";
+  std::string packed(ZSTD_compressBound(text.size()), '\0');
+  packed.resize(ZSTD_compress(packed.data(), packed.size(), text.data(), text.size(), 3));
+  std::ofstream(path, std::ios::binary) << packed;
+  const auto traces = load_weka_traces(path.string(), {});
+  ASSERT_EQ(traces.size(), 3u);
+  EXPECT_EQ(traces[2].id, "t2");
+  EXPECT_EQ(traces[2].entries[0].call.hash_ids.size(), 40000u);
+  std::filesystem::remove(path);
+}
+
+TEST(TraceLoader, MooncakeRowsAreBounded) {
+  const auto path = temp("mooncake_bounds.jsonl");
+  std::ofstream(path) << R"({"input_length": 100, "output_length": 5, "hash_ids": [9]})" << "\n"
+                      << R"({"input_length": 1e12, "output_length": 5, "hash_ids": [9]})" << "\n";
+  try {
+    load_mooncake_traces(path.string());
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: field 'input_length' must be an integer in [1, 10000000], got 1"),
+              std::string::npos) << e.what();
+  }
+  std::ofstream(path) << R"({"input_length": 600, "output_length": 5, "hash_ids": [1, 2, 3]})" << "\n";
+  try {
+    load_mooncake_traces(path.string());
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(":1: field 'hash_ids' holds 3 ids"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
 }
