@@ -24,6 +24,7 @@ struct TracesCommand {
   trace::SynthOptions synth_opts;
   std::string out_path;
   std::string in_path;
+  std::string format = "auto";
   trace::LoadOptions load;
   std::int64_t max_context = 0, entries = 0;
 };
@@ -63,7 +64,9 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
   tc->synth->add_option("--mean-think-time", o.mean_think_time, "Mean seconds between a call's end and the next call")->check(seconds_in(0, limits::max_seconds))->capture_default_str();
 
   tc->inspect = traces->add_subcommand("inspect", "Load traces (file, directory, .zst), build session trees and prompts, print statistics");
-  tc->inspect->add_option("path", tc->in_path, "Trace file or directory")->required();
+  tc->inspect->add_option("path", tc->in_path, "Trace file or directory, or synth:PRESET")->required();
+  tc->inspect->add_option("--trace-format", tc->format, "weka, mooncake, or auto (mooncake rows have input_length)")
+      ->check(CLI::IsMember({"auto", "weka", "mooncake"}))->capture_default_str();
   tc->inspect->add_option("--max-context-length", tc->max_context, "Drop traces whose peak in+out exceeds this")->transform(tokens_in(1, limits::max_tokens));
   tc->inspect->add_flag("--256k", tc->load.variant_256k, "Drop requests with in+out > 256,000 (the _256k corpus rule)");
   tc->inspect->add_option("--num-dataset-entries", tc->entries, "Keep the first N traces")->transform(int_in(1, 1000000000));
@@ -99,7 +102,7 @@ int run_inspect(TracesCommand& tc) {
   if (tc.entries > 0) tc.load.num_dataset_entries = tc.entries;
   const auto t0 = std::chrono::steady_clock::now();
   trace::LoadStats stats;
-  const auto traces = trace::load_weka_traces(tc.in_path, tc.load, &stats);
+  const auto traces = trace::load_traces(tc.in_path, tc.format, tc.load, &stats);
   const auto t1 = std::chrono::steady_clock::now();
   std::int64_t streams = 0, background = 0, dropped = 0, turns = 0, hit = 0, blocks = 0, peak = 0, prompt_tokens = 0;
   std::int64_t flattened = 0, seams = 0;

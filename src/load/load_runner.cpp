@@ -33,6 +33,12 @@ std::chrono::steady_clock::time_point to_tp(std::int64_t ns) {
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
 }
 
+std::string fmt_seconds(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g s", s);
+  return b;
+}
+
 // Seconds to nanoseconds, saturating at ~31 years: validate() bounds every
 // duration (profile_config.h `limits`), and a deadline computed from one
 // must never wrap into the past (--duration 1e10 once gave a deadline
@@ -488,20 +494,39 @@ void check_token_ids_fit(int min, int max, const ServedModel& served, const std:
 
 ServedModel preflight_served_model(const ClientConfig& cfg) {
   const auto url = net::parse_url(cfg.url);
-  asio::io_context io(1);
-  auto opts = client_options(cfg);
-  opts.request_timeout = std::min(opts.request_timeout, std::chrono::milliseconds(30'000));
-  net::HttpClient client(io, url, opts);
-  client.resolve();
+  // A server that accepts connections but does not answer yet (still
+  // loading weights) must not hold the run for --request-timeout (6 hours
+  // by default): short probes, each said on stderr, then a clear error.
+  constexpr int kProbes = 3;
+  const auto probe_timeout = std::min(client_options(cfg).request_timeout, std::chrono::milliseconds(10'000));
   net::HttpRequest req;
   req.method = "GET";
   req.path = net::join_path(url.path, "/v1/models");
   req.headers.emplace_back("Accept", "application/json");
   if (!cfg.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg.api_key);
   for (const auto& h : cfg.headers) req.headers.push_back(h);
-  auto fut = asio::co_spawn(io, client.fetch(req), asio::use_future);
-  io.run();
-  net::SimpleResponse res = fut.get();
+  net::SimpleResponse res;
+  const double probe_s = static_cast<double>(probe_timeout.count()) / 1000;
+  for (int attempt = 1; attempt <= kProbes; ++attempt) {
+    asio::io_context io(1);
+    auto opts = client_options(cfg);
+    opts.request_timeout = probe_timeout;
+    net::HttpClient client(io, url, opts);
+    client.resolve();
+    auto fut = asio::co_spawn(io, client.fetch(req), asio::use_future);
+    io.run();
+    res = fut.get();
+    const bool no_answer = res.error && res.status == 0 && res.error->type == "RequestTimeout";
+    if (!no_answer) break;
+    if (attempt < kProbes)
+      std::fprintf(stderr, "agentperf: %s%s accepts connections but sent no answer in %.3g s (still loading?); "
+                           "asking again (%d of %d)\n",
+                   url.origin().c_str(), req.path.c_str(), probe_s, attempt + 1, kProbes);
+    else
+      throw UserError("server at " + url.origin() + " accepts connections but did not answer GET " + req.path + " in " +
+                      std::to_string(kProbes) + " tries of " + fmt_seconds(probe_s) +
+                      ": is it still loading? Start the run once it answers");
+  }
   if (res.error && res.status == 0)
     throw UserError("server at " + url.origin() + " is not reachable: " + res.error->message);
   ServedModel served;

@@ -186,6 +186,16 @@ TEST(Cli, TracesSynthAndInspect) {
   ASSERT_EQ(i.code, 0) << i.output;
   EXPECT_NE(i.output.find("traces 5 read / 5 kept"), std::string::npos) << i.output;
   EXPECT_NE(i.output.find("theoretical prefix-cache hit"), std::string::npos);
+  EXPECT_NE(i.output.find("main-agent end-to-start gaps"), std::string::npos) << i.output;
+  EXPECT_NE(i.output.find("working set of a lane"), std::string::npos) << i.output;
+  // Mooncake rows are read too (they used to be refused as malformed Weka).
+  std::ofstream(dir / "m.jsonl") << R"({"timestamp": 0, "input_length": 600, "output_length": 20, "hash_ids": [0, 1], "session_id": "s1"})"
+                                 << "\n";
+  auto m = run_cli("traces inspect --trace-format mooncake " + (dir / "m.jsonl").string());
+  ASSERT_EQ(m.code, 0) << m.output;
+  EXPECT_NE(m.output.find("traces 1 read / 1 kept"), std::string::npos) << m.output;
+  auto a = run_cli("traces inspect " + (dir / "m.jsonl").string());
+  EXPECT_EQ(a.code, 0) << a.output;
   std::filesystem::remove_all(dir);
 }
 

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 
+#include "common/error.h"
 #include "metrics/record_metrics.h"
 #include "testserver/openai_scripts.h"
 #include "testserver/scripted_server.h"
 
 using namespace agentperf;
 using namespace std::chrono_literals;
+using testserver::ScriptedResponse;
+using testserver::ScriptedServer;
 
 namespace {
 ProfileConfig base_config(const std::string& url) {
@@ -181,4 +184,35 @@ TEST(LoadRunner, FailedRequestThresholdAbortsTheRun) {
   auto result = runner.run();
   EXPECT_NE(result.abort_reason.find("exceeded --failed-request-threshold"), std::string::npos);
   EXPECT_LT(result.records.size(), 100000u);
+}
+
+// A server that accepts connections but does not answer (still loading)
+// gets three short probes, each said on stderr, then a clear error: not a
+// wait of --request-timeout (6 hours by default).
+TEST(LoadRunner, PreflightOfAServerThatNeverAnswersFailsAfterShortProbes) {
+  ScriptedServer server([](const testserver::ReceivedRequest&) {
+    ScriptedResponse r;
+    r.framing = ScriptedResponse::Framing::raw;  // nothing at all until the step
+    r.steps.push_back({30s, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"});
+    return r;
+  });
+  server.start();
+  ClientConfig c;
+  c.url = server.url();
+  c.request_timeout_s = 0.2;  // the probe timeout is this, or 10 s when larger
+  const auto t0 = std::chrono::steady_clock::now();
+  testing::internal::CaptureStderr();
+  try {
+    preflight_served_model(c);
+    ADD_FAILURE() << "a silent server was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("accepts connections but did not answer GET /v1/models in 3 tries of 0.2 s"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  EXPECT_NE(err.find("asking again (2 of 3)"), std::string::npos) << err;
+  EXPECT_EQ(server.stats().requests, 3u);
+  server.stop();
 }
