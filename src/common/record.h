@@ -32,6 +32,12 @@ struct ServerTimings {
   std::optional<double> prompt_ms, predicted_ms;
 };
 
+// This many content events or more, each within 100 us of the last, are a burst.
+inline constexpr int kBurstRead = 4;
+// The warning of a request whose content events arrived mostly in bursts
+// (at least half of 8 or more).
+inline constexpr const char* kBurstyWarning = "bursty_delivery";
+
 struct RequestRecord {
   // identity
   std::uint64_t request_index = 0;
@@ -66,6 +72,11 @@ struct RequestRecord {
   bool streamed = false;
   bool saw_done = false;
   int content_events = 0;    // events with non-empty visible content
+  // Content events that arrived in bursts (kBurstRead or more within 100 us
+  // of each other): a proxy or a server that holds the stream and releases
+  // it in bursts (HAProxy without http-no-delay). The timings are then
+  // those of the bursts, not of the tokens; see kBurstyWarning.
+  int burst_events = 0;
   int reasoning_events = 0;  // events with non-empty reasoning content
   std::size_t content_bytes = 0;
   std::size_t reasoning_bytes = 0;

@@ -91,6 +91,7 @@ json record_to_json(const RequestRecord& r) {
       {"osl_source", token_source_name(m.osl_source)},
   };
   if (!r.warning.empty()) metadata["warning"] = r.warning;
+  if (r.burst_events > 0) metadata["burst_events"] = r.burst_events;
   if (r.server_timings) {
     json t = json::object();
     const auto& st = *r.server_timings;
@@ -344,7 +345,10 @@ void print_summary(const json& agg, std::FILE* out) {
     for (const auto& [w, n] : agg["warning_summary"].items())
       std::fprintf(out, "  warning x%lld: %s%s\n", n.get<long long>(), w.c_str(),
                    w == "zero_output_tokens" ? " (200 answers with no output although max_tokens > 0 and ignore_eos)"
-                                             : "");
+                   : w == kBurstyWarning
+                       ? " (most tokens arrived several to a read: something between client and server holds the "
+                         "stream and releases it in bursts, so TTFT and ITL are those of the bursts)"
+                       : "");
   if (agg.contains("stop_reason"))
     std::fprintf(out, "Run stopped early: %s (results are partial)\n", agg["stop_reason"].get<std::string>().c_str());
   else if (agg.contains("abort_reason"))

@@ -19,6 +19,26 @@ namespace agentperf::net {
 using namespace aio;
 
 namespace {
+// Counts the content events that arrived in bursts (kBurstRead or more,
+// each within kBurstGapNs of the one before: the same socket read, or
+// back-to-back ones; no engine streams tokens that close together) and
+// flags a stream whose content arrived mostly so (record.h).
+void note_bursts(RequestRecord& rec) {
+  constexpr std::int64_t kBurstGapNs = 100'000;
+  const auto& t = rec.content_ns;
+  rec.burst_events = 0;
+  for (std::size_t i = 0; i < t.size();) {
+    std::size_t j = i + 1;
+    while (j < t.size() && t[j] - t[j - 1] < kBurstGapNs) ++j;
+    if (static_cast<int>(j - i) >= kBurstRead) rec.burst_events += static_cast<int>(j - i);
+    i = j;
+  }
+  if (rec.content_events >= 8 && 2 * rec.burst_events >= rec.content_events && rec.warning.empty())
+    rec.warning = kBurstyWarning;
+}
+}  // namespace
+
+namespace {
 constexpr std::size_t kReadChunk = 64 << 10;
 
 bool is_event_stream(std::string_view content_type) {
@@ -324,6 +344,7 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
       if (sse && rec.saw_done && !rec.error &&
           (ec == http::error::partial_message || ec == asio::error::eof || ec == http::error::end_of_stream)) {
         rec.end_ns = monotonic_ns();
+        note_bursts(rec);
         co_return result;
       }
       fail(ErrorInfo{std::nullopt,
@@ -345,6 +366,7 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
   } else if (body_out) {
     *body_out = std::move(body);
   } else if (sse) {
+    note_bursts(rec);
     if (sse_parser.has_partial_event() && !rec.error && !rec.saw_done) {
       rec.error = ErrorInfo{std::nullopt, "TruncatedStream",
                             "response ended in the middle of an SSE event after " + std::to_string(events) +

@@ -476,3 +476,31 @@ TEST(HttpClient, ServerTimingsAreKeptBesideOurStamps) {
   EXPECT_DOUBLE_EQ(*rec.server_timings->predicted_ms, 3.25);
   EXPECT_EQ(rec.server_timings->cache_n, 1);
 }
+
+// A proxy that holds a stream and releases it in bursts: the numbers are
+// what arrived, and the record says the tokens came several to a read.
+TEST(HttpClient, EventsArrivingInBurstsAreFlagged) {
+  StreamScript burst;
+  burst.tokens = 20;
+  burst.itl = 0ns;  // every event in one write
+  StreamScript paced;
+  paced.tokens = 20;
+  paced.itl = 3ms;
+  std::atomic<bool> bursty{true};
+  ScriptedServer server([&](const testserver::ReceivedRequest&) {
+    return testserver::openai_stream_response(bursty ? burst : paced);
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_TRUE(rec.ok()) << rec.error->message;
+  EXPECT_EQ(rec.content_events, 20);
+  EXPECT_EQ(rec.burst_events, 20);
+  EXPECT_EQ(rec.warning, "bursty_delivery");
+  bursty = false;
+  auto calm = h.send(chat_request());
+  ASSERT_TRUE(calm.ok());
+  EXPECT_EQ(calm.content_events, 20);
+  EXPECT_LT(calm.burst_events, 10);
+  EXPECT_EQ(calm.warning, "");
+}
