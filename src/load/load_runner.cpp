@@ -529,6 +529,7 @@ ServedModel preflight_served_model(const ClientConfig& cfg) {
   }
   if (res.error && res.status == 0)
     throw UserError("server at " + url.origin() + " is not reachable: " + res.error->message);
+  if (res.error) throw UserError("GET " + url.origin() + req.path + ": " + res.error->message);
   ServedModel served;
   auto body = res.status == 200 ? nlohmann::json::parse(res.body, nullptr, false) : nlohmann::json();
   const bool listed = body.is_object() && body.contains("data") && body["data"].is_array() && !body["data"].empty() &&

@@ -295,6 +295,16 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
   const auto& res = parser.get();
   rec.http_status = static_cast<int>(res.result_int());
   const bool success = rec.http_status >= 200 && rec.http_status < 300;
+  // A compressed body (a proxy honouring a user's -H 'Accept-Encoding: gzip')
+  // cannot be parsed as events or JSON: say so, rather than report a
+  // truncated stream with 0 events.
+  if (const auto enc = res[http::field::content_encoding]; !enc.empty() && !beast::iequals(enc, "identity")) {
+    fail(ErrorInfo{rec.http_status, "CompressedResponse",
+                   "the response is compressed (Content-Encoding: " + std::string(enc) +
+                       "); agentperf reads uncompressed responses: drop the Accept-Encoding header"});
+    result.reusable = false;
+    co_return result;
+  }
   const bool sse = success && is_event_stream(res[http::field::content_type]) && !body_out;
   rec.streamed = sse;
 
@@ -474,7 +484,7 @@ asio::awaitable<SimpleResponse> HttpClient::fetch(const HttpRequest& req) {
   else
     r = co_await exchange(std::get<1>(conn->stream), *conn, head, req, rec, nullptr, opts_, &out.body);
   out.status = rec.http_status;
-  if (rec.error && rec.http_status == 0) out.error = rec.error;
+  if (rec.error && (rec.http_status == 0 || rec.error->type == "CompressedResponse")) out.error = rec.error;
   if (r.reusable) release(std::move(conn));
   else conn->close();
   co_return out;

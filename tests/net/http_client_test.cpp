@@ -504,3 +504,21 @@ TEST(HttpClient, EventsArrivingInBurstsAreFlagged) {
   EXPECT_LT(calm.burst_events, 10);
   EXPECT_EQ(calm.warning, "");
 }
+
+// A compressed body (a proxy honouring Accept-Encoding: gzip) is named as
+// such, not reported as a stream truncated after 0 events.
+TEST(HttpClient, CompressedResponseIsNamed) {
+  ScriptedServer server([](const testserver::ReceivedRequest&) {
+    ScriptedResponse r;
+    r.headers = {{"Content-Type", "text/event-stream"}, {"Content-Encoding", "gzip"}};
+    r.steps.push_back({0ns, std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8)});
+    return r;
+  });
+  server.start();
+  ClientHarness h(server.url());
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->type, "CompressedResponse");
+  EXPECT_NE(rec.error->message.find("Content-Encoding: gzip"), std::string::npos) << rec.error->message;
+  EXPECT_NE(rec.error->message.find("drop the Accept-Encoding header"), std::string::npos);
+}
