@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <thread>
 
+#include "route/router_server.h"
+#include "sim/sim_server.h"
 #include "support/raw_http.h"
 #include "testserver/scripted_server.h"
 
@@ -109,4 +112,77 @@ TEST(HttpServeLoop, HalfARequestThenSilenceIsAnIdleCloseNotA400) {
   EXPECT_TRUE(got.closed_by_server);
   EXPECT_EQ(got.received, "");
   EXPECT_EQ(idle_closes_after_close(server), 1u);
+}
+
+namespace {
+long rss_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return 0;
+}
+
+// Hostile clients against one server: 150 sockets that send half a request
+// and stall (slowloris), 5 oversized header blocks, 3 bodies declared far
+// over the cap. A health probe on a fresh connection must still answer
+// within a bound, the hostile sockets must be closed by the idle limit, and
+// memory must stay bounded.
+void stress(std::uint16_t port, const std::string& who) {
+  namespace asio = boost::asio;
+  asio::io_context io;
+  std::vector<std::unique_ptr<asio::ip::tcp::socket>> slow;
+  const long rss0 = rss_kib();
+  for (int i = 0; i < 150; ++i) {
+    auto s = std::make_unique<asio::ip::tcp::socket>(io);
+    s->connect({asio::ip::make_address("127.0.0.1"), port});
+    asio::write(*s, asio::buffer(std::string("POST /v1/completions HTTP/1.1\r\nHost: h\r\nX-Slow: ")));
+    slow.push_back(std::move(s));
+  }
+  for (int i = 0; i < 5; ++i) {
+    const auto got = test_support::raw_exchange(
+        port, "GET /health HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(100 * 1024, 'x') + "\r\n\r\n");
+    EXPECT_EQ(got.received.rfind("HTTP/1.1 431", 0), 0u) << who;
+  }
+  for (int i = 0; i < 3; ++i) {
+    const auto got = test_support::raw_exchange(
+        port, "POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Length: 107374182400\r\n\r\n");
+    EXPECT_EQ(got.received.rfind("HTTP/1.1 413", 0), 0u) << who;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto health = test_support::raw_exchange(port, "GET /health HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << who;
+  EXPECT_EQ(health.received.rfind("HTTP/1.1 200", 0), 0u) << who << ": " << health.received;
+  // The idle limit (300 ms here) closes every stalled socket.
+  std::this_thread::sleep_for(800ms);
+  int closed = 0;
+  for (auto& s : slow) {
+    s->non_blocking(true);
+    char c;
+    boost::system::error_code ec;
+    s->read_some(asio::buffer(&c, 1), ec);
+    if (ec == asio::error::eof || ec == asio::error::connection_reset) ++closed;
+  }
+  EXPECT_EQ(closed, 150) << who;
+  EXPECT_LT(rss_kib() - rss0, 64 * 1024) << who << ": resident memory grew by more than 64 MiB";
+}
+}  // namespace
+
+TEST(HttpServeLoop, SimServerAndRouterStayResponsiveUnderHostileClients) {
+  sim::SimServerOptions so;
+  so.idle_timeout = 300ms;
+  sim::SimServer server(
+      std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"), sim::EngineConfig{}),
+      so);
+  server.start();
+  stress(server.port(), "sim serve");
+  route::RouterOptions ro;
+  ro.backends = {server.url()};
+  ro.client_idle_timeout = 300ms;
+  ro.log_health_changes = false;
+  route::RouterServer router(ro);
+  router.start();
+  stress(router.port(), "route");
+  router.stop();
+  server.stop();
 }
