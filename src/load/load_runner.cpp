@@ -65,6 +65,9 @@ struct PhaseState {
     if (count && t >= *count) return std::nullopt;
     return t;
   }
+  // Every ticket of a counted phase is out: an open-loop dispatcher stops
+  // here instead of waiting one more arrival gap to find out.
+  bool exhausted() const { return count && tickets.load(std::memory_order_relaxed) >= *count; }
 };
 
 // A 200 answer with no output although the request asked for max_tokens > 0
@@ -264,7 +267,7 @@ struct LoadRunner::Impl {
   asio::awaitable<void> dispatcher(Worker& w, PhaseState& ps) {
     ArrivalSchedule schedule(cfg.arrival, *cfg.request_rate, w.id, static_cast<int>(workers.size()),
                              mix_seed(cfg.seed, static_cast<std::uint64_t>(ps.phase)));
-    while (!w.sending_done) {
+    while (!w.sending_done && !ps.exhausted()) {
       const std::int64_t target = ps.start_ns + schedule.next_offset_ns();
       if (target >= ps.send_deadline_ns) break;
       if (target > monotonic_ns()) {

@@ -216,3 +216,21 @@ TEST(LoadRunner, PreflightOfAServerThatNeverAnswersFailsAfterShortProbes) {
   EXPECT_EQ(server.stats().requests, 3u);
   server.stop();
 }
+
+// An open-loop run with --request-count ends when its last request does:
+// it does not wait one more arrival gap to find that no ticket is left.
+TEST(LoadRunner, OpenLoopWithACountEndsWithItsLastRequest) {
+  testserver::ScriptedServer server(testserver::paced_openai_handler(2ms, 1ms));
+  server.start();
+  auto c = base_config(server.url());
+  c.request_rate = 2;  // arrivals at 0, 0.5 and 1.0 s
+  c.arrival = ArrivalPattern::constant;
+  c.request_count = 3;
+  LoadRunner runner(c, "m");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = runner.run();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(of_phase(result, Phase::profiling).size(), 3u);
+  EXPECT_GE(took, 1000ms);
+  EXPECT_LT(took, 1400ms);  // the next arrival would have been at 1.5 s
+}
