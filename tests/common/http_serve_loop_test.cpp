@@ -6,9 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <thread>
 
+#include "common/clock.h"
 #include "route/router_server.h"
 #include "sim/sim_server.h"
 #include "support/raw_http.h"
@@ -185,4 +189,48 @@ TEST(HttpServeLoop, SimServerAndRouterStayResponsiveUnderHostileClients) {
   stress(router.port(), "route");
   router.stop();
   server.stop();
+}
+
+// Out of file descriptors, a pending connection makes accept fail at once,
+// again and again: the accept loop waits 100 ms between tries instead of
+// spinning a core. The server runs in a child process whose descriptors are
+// used up; the parent connects, and the child measures its own CPU time.
+TEST(HttpServeLoop, OutOfDescriptorsTheAcceptLoopWaitsInsteadOfSpinning) {
+  int port_pipe[2];
+  ASSERT_EQ(::pipe(port_pipe), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(port_pipe[0]);
+    int status = 2;
+    {
+      ScriptedServer server([](const testserver::ReceivedRequest&) { return ScriptedResponse{}; });
+      server.start();
+      const std::uint16_t port = server.port();
+      std::vector<int> held;  // every free descriptor taken, then the port told
+      for (int fd; (fd = ::dup(0)) >= 0;) held.push_back(fd);
+      if (::write(port_pipe[1], &port, sizeof port) != sizeof port) ::_exit(3);
+      std::this_thread::sleep_for(300ms);  // the parent's connections arrive
+      const double cpu0 = process_cpu_seconds();
+      std::this_thread::sleep_for(1s);
+      const double cpu = process_cpu_seconds() - cpu0;
+      status = cpu < 0.3 ? 0 : 1;  // spinning burns a whole core: ~1 s
+      for (int fd : held) ::close(fd);
+    }
+    ::_exit(status);
+  }
+  ::close(port_pipe[1]);
+  std::uint16_t port = 0;
+  ASSERT_EQ(::read(port_pipe[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+  ::close(port_pipe[0]);
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::socket> pending;
+  for (int i = 0; i < 4; ++i) {
+    pending.emplace_back(io);
+    pending.back().connect({boost::asio::ip::make_address("127.0.0.1"), port});  // completes in the backlog
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the accept loop used 0.3 s or more of CPU in 1 s while out of descriptors";
 }
