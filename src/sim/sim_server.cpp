@@ -1,5 +1,6 @@
 #include "sim/sim_server.h"
 
+#include <malloc.h>
 #include <simdjson.h>
 
 #include <atomic>
@@ -183,8 +184,13 @@ struct SimServer::Impl {
     aio::ServeLimits limits;
     limits.max_body_bytes = opts.max_body_bytes;  // a 256k-token prompt is ~2 MB as token ids
     limits.idle_timeout = opts.idle_timeout;
+    bool large_body = false;
     co_await serve_requests(
-        stream, limits, [this, &stream](http::request<http::string_body>& req) { return answer(stream, req); },
+        stream, limits,
+        [this, &stream, &large_body](http::request<http::string_body>& req) {
+          large_body = large_body || req.body().size() > (std::size_t(8) << 20);
+          return answer(stream, req);
+        },
         [](const aio::Rejection& r) {
           http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
           res.set(http::field::content_type, "application/json");
@@ -193,6 +199,9 @@ struct SimServer::Impl {
         });
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream.socket().close(ignored);
+    // The connection's buffers are freed by now; give the pages of a large
+    // body back to the system rather than keep them in malloc's arenas.
+    if (large_body) malloc_trim(0);
   }
 
   // One request: the engine's endpoints as SGLang names them.

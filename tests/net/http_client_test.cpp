@@ -60,10 +60,15 @@ TEST(HttpClient, MeasuresTtftAndItlWithinOneMillisecondOfTheSchedule) {
   // client's error, so the schedule is checked loosely.)
   EXPECT_NEAR(ms(rec.content_ns.front() - rec.start_ns), ms(writes[0] - rec.start_ns), 1.0);
   EXPECT_NEAR(ms(rec.content_ns.front() - rec.start_ns), 50.0, 5.0);
+  std::vector<double> gaps;
   for (std::size_t i = 1; i < 20; ++i) {
     EXPECT_NEAR(ms(rec.content_ns[i] - rec.content_ns[i - 1]), ms(writes[i] - writes[i - 1]), 1.0) << "gap " << i;
-    EXPECT_NEAR(ms(rec.content_ns[i] - rec.content_ns[i - 1]), 10.0, 5.0) << "gap " << i;
+    gaps.push_back(ms(rec.content_ns[i] - rec.content_ns[i - 1]));
   }
+  // The schedule itself, loosely: a single server hiccup (15 ms instead of
+  // 10 on this shared 2-core machine) moves one gap, not the median.
+  std::nth_element(gaps.begin(), gaps.begin() + 9, gaps.end());
+  EXPECT_NEAR(gaps[9], 10.0, 2.0);
   for (std::size_t i = 0; i < 20; ++i) {
     EXPECT_GE(rec.content_ns[i], writes[i]);
     EXPECT_LT(ms(rec.content_ns[i] - writes[i]), 1.0) << "event " << i;
