@@ -6,8 +6,10 @@
 //    recorded (not as generated, so it does not match the engine's own
 //    output) plus new user/tool tokens, think time between turns, and a new
 //    session when the context would pass its cap.
-// The trace replay issue brings real AgentX traces; this generator stands
-// in for them in `sim predict` only.
+// Real (or realistic) traces are replayed by `sim predict --traces`
+// (replay/virtual_replay.h); this generator is the quick synthetic
+// alternative, whose lanes all start at t = 0 and send far more often than
+// AgentX sessions do.
 #pragma once
 #include <cstdint>
 #include <memory>
