@@ -93,12 +93,7 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   stop_server_metrics(scraper, rc.output);
   rc.cfg.sink = nullptr;
 
-  replay::ReplayRunInfo info;
-  info.traces_source = rc.traces.traces;
-  info.stats = stats;
-  info.gpus = rc.traces.gpus;
-  info.cli_command = cli_command;
-  info.variant_256k = rc.traces.load.variant_256k;
+  replay::ReplayRunInfo info = replay_run_info(rc.traces, stats, cli_command);
   info.records_streamed = true;
   info.records_error = records.close();
   const RunVerdict verdict = replay::judge_replay(res, rc.max_error_rate);

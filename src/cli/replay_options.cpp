@@ -77,6 +77,17 @@ std::vector<trace::WekaTrace> load_replay_traces(ReplayTraceOptions& t, const re
   return traces;
 }
 
+replay::ReplayRunInfo replay_run_info(const ReplayTraceOptions& opts, const trace::LoadStats& stats,
+                                      const std::string& cli_command) {
+  replay::ReplayRunInfo info;
+  info.traces_source = opts.traces;
+  info.stats = stats;
+  info.gpus = opts.gpus;
+  info.cli_command = cli_command;
+  info.variant_256k = opts.load.variant_256k;
+  return info;
+}
+
 void print_replay_lines(const InferenceXHeadline& ix, const replay::ReplayResult& res) {
   char observed[32] = "n/a";
   if (ix.observed_cache_hit) std::snprintf(observed, sizeof observed, "%.1f%%", 100 * *ix.observed_cache_hit);

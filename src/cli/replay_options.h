@@ -36,6 +36,10 @@ void add_replay_schedule_options(CLI::App& cmd, replay::ReplayConfig& cfg, Repla
 std::vector<trace::WekaTrace> load_replay_traces(ReplayTraceOptions& opts, const replay::ReplayConfig& cfg, bool quiet,
                                                  trace::LoadStats& stats);
 
+// What the result files say of the run's traces and command line.
+replay::ReplayRunInfo replay_run_info(const ReplayTraceOptions& opts, const trace::LoadStats& stats,
+                                      const std::string& cli_command);
+
 // The lines a replay prints after the metric table: the InferenceX
 // headline and the plays / warmup counters.
 void print_replay_lines(const InferenceXHeadline& ix, const replay::ReplayResult& res);

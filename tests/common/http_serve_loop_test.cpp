@@ -16,6 +16,7 @@
 #include "route/router_server.h"
 #include "sim/sim_server.h"
 #include "support/raw_http.h"
+#include "support/sim_backend.h"
 #include "testserver/scripted_server.h"
 
 using namespace agentperf;
@@ -175,10 +176,8 @@ void stress(std::uint16_t port, const std::string& who) {
 TEST(HttpServeLoop, SimServerAndRouterStayResponsiveUnderHostileClients) {
   sim::SimServerOptions so;
   so.idle_timeout = 300ms;
-  sim::SimServer server(
-      std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"), sim::EngineConfig{}),
-      so);
-  server.start();
+  auto server_ptr = test_support::start_sim_backend(so);
+  auto& server = *server_ptr;
   stress(server.port(), "sim serve");
   route::RouterOptions ro;
   ro.backends = {server.url()};
@@ -242,10 +241,8 @@ TEST(HttpServeLoop, OutOfDescriptorsTheAcceptLoopWaitsInsteadOfSpinning) {
 TEST(HttpServeLoop, SimServerGivesLargeBodiesBack) {
   sim::SimServerOptions so;
   so.idle_timeout = 200ms;
-  sim::SimServer server(
-      std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"), sim::EngineConfig{}),
-      so);
-  server.start();
+  auto server_ptr = test_support::start_sim_backend(so);
+  auto& server = *server_ptr;
   const long rss0 = rss_kib();
   std::vector<std::thread> clients;
   for (int i = 0; i < 3; ++i)

@@ -9,13 +9,17 @@
 
 namespace agentperf::test_support {
 
-inline std::unique_ptr<sim::SimServer> start_sim_backend(double time_scale) {
-  sim::SimServerOptions so;
-  so.time_scale = time_scale;
+inline std::unique_ptr<sim::SimServer> start_sim_backend(sim::SimServerOptions so) {
   auto s = std::make_unique<sim::SimServer>(
       std::make_unique<sim::Engine>(sim::load_model_spec("qwen3-8b"), sim::load_hardware_spec("h200"), sim::EngineConfig{}), so);
   s->start();
   return s;
+}
+
+inline std::unique_ptr<sim::SimServer> start_sim_backend(double time_scale) {
+  sim::SimServerOptions so;
+  so.time_scale = time_scale;
+  return start_sim_backend(so);
 }
 
 }  // namespace agentperf::test_support
