@@ -98,8 +98,6 @@ class Runner {
   net::HttpRequest build_request(Play& p, int s, int k, const trace::Turn& turn, RequestRecord& rec, bool one_token) {
     const trace::TurnRef ref{s, k};
     trace::PromptPieces pieces = p.builder->build(*turn.call, ref);
-    const std::int64_t bs = p.trace->block_size;
-    const auto system_blocks = static_cast<std::size_t>((p.trace->tool_tokens + p.trace->system_tokens + bs - 1) / bs);
     net::HttpRequest req;
     req.path = path_;
     req.headers.emplace_back("X-Request-ID", rec.x_request_id);
@@ -134,7 +132,8 @@ class Runner {
     } else {
       // The marker goes after the system blocks, never last (the last piece
       // closes the token list).
-      const std::size_t at = p.marker_piece ? std::min(system_blocks, pieces.pieces.size() - 1) : pieces.pieces.size();
+      const std::size_t at =
+          p.marker_piece ? marker_piece_index(*p.trace, pieces.pieces.size()) : pieces.pieces.size();
       for (std::size_t i = 0; i < pieces.pieces.size(); ++i) {
         if (i == at) req.body.push_back(p.marker_piece);
         req.body.push_back(pieces.pieces[i]);

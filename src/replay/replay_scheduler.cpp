@@ -23,6 +23,12 @@ bool is_context_overflow(const ErrorInfo& e) {
          m.find("context window") != std::string::npos;
 }
 
+std::size_t marker_piece_index(const trace::WekaTrace& trace, std::size_t pieces) {
+  const std::int64_t bs = trace.block_size;
+  const auto system_blocks = static_cast<std::size_t>((trace.tool_tokens + trace.system_tokens + bs - 1) / bs);
+  return pieces == 0 ? 0 : std::min(system_blocks, pieces - 1);
+}
+
 ReplayScheduler::ReplayScheduler(const ReplayConfig& cfg, const std::vector<trace::WekaTrace>& traces,
                                  MarkerEncoding marker, std::shared_ptr<const tokenizer::ExactTextBuilder> exact)
     : cfg_(cfg), traces_(traces), marker_(std::move(marker)), exact_(std::move(exact)),

@@ -167,6 +167,11 @@ class ReplayScheduler {
   ReplayResult result_;
 };
 
+// The piece of a prompt of `pieces` pieces before which the play's
+// cache-bust marker goes: after the trace's system blocks, never after the
+// last piece (which closes a token-id list). Both drivers place it here.
+std::size_t marker_piece_index(const trace::WekaTrace& trace, std::size_t pieces);
+
 // True when an error message says the prompt is over the context window.
 bool is_context_overflow(const ErrorInfo& e);
 

@@ -23,11 +23,9 @@ std::shared_ptr<const std::vector<sim::Token>> prompt_ids(const Dispatch& d, std
   auto ids = std::make_shared<std::vector<sim::Token>>();
   p.builder->append_token_ids(call, trace::TurnRef{d.stream, d.turn}, *ids);
   if (!p.marker_ids.empty()) {
-    const std::int64_t bs = p.trace->block_size;
-    const auto system_blocks = (p.trace->tool_tokens + p.trace->system_tokens + bs - 1) / bs;
-    const std::int64_t full = std::min(static_cast<std::int64_t>(call.hash_ids.size()), call.in / bs);
-    const std::int64_t pieces = full + (call.in - full * bs > 0 ? 1 : 0);
-    const std::int64_t at = std::max<std::int64_t>(0, std::min(system_blocks, pieces - 1)) * bs;
+    // Every piece before the marker is a whole block.
+    const std::size_t piece = marker_piece_index(*p.trace, trace::PromptBuilder::piece_count(call, p.trace->block_size));
+    const auto at = static_cast<std::int64_t>(piece) * p.trace->block_size;
     ids->insert(ids->begin() + std::min<std::int64_t>(at, static_cast<std::int64_t>(ids->size())), p.marker_ids.begin(),
                 p.marker_ids.end());
   }

@@ -161,6 +161,11 @@ void PromptBuilder::append_token_ids(const TraceCall& call, TurnRef where, std::
     out.push_back(ids_.min + static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(ids_.span))));
 }
 
+std::size_t PromptBuilder::piece_count(const TraceCall& call, std::int64_t bs) {
+  const std::int64_t full = std::min(static_cast<std::int64_t>(call.hash_ids.size()), call.in / bs);
+  return static_cast<std::size_t>(full + (call.in - full * bs > 0 ? 1 : 0));
+}
+
 PromptPieces PromptBuilder::build(const TraceCall& call, TurnRef where) {
   PromptPieces p;
   p.token_ids = !text_;

@@ -65,6 +65,9 @@ class PromptBuilder {
   PromptBuilder(const WekaTrace& trace, std::uint64_t seed,
                 std::shared_ptr<const tokenizer::ExactTextBuilder> text = nullptr, TokenIdRange ids = {});
   PromptPieces build(const TraceCall& call, TurnRef where);
+  // How many pieces build() makes of a call: its whole blocks, then one
+  // piece for the partial tail if there is one.
+  static std::size_t piece_count(const TraceCall& call, std::int64_t block_size);
   // Token ids of a block (token-id mode), for tests and the simulator.
   std::vector<std::int32_t> block_tokens(std::int64_t hash_id) const;
   // The prompt build() writes in token-id mode, as ids appended to `out`
