@@ -66,7 +66,7 @@ int run_serve(SimCommand& sc) {
 }
 
 void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan, std::FILE* out) {
-  const double hit = s.prompt_tokens_total ? double(s.cached_tokens_total) / double(s.prompt_tokens_total) : 0.0;
+  const double hit = s.cache_hit_rate();
   std::fprintf(out, "Engine: KV pool %lld tokens, %lld state slots, max running %lld | cache hit %.1f%% (device %lld, host %lld tokens) | "
                "%lld retractions, %lld rejected | %lld steps (%lld prefill)\n",
                static_cast<long long>(plan.kv_tokens), static_cast<long long>(plan.mamba_slots),
@@ -84,13 +84,6 @@ void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan
 // on the engine in virtual time (replay/virtual_replay.h). The load flags
 // map onto it: --concurrency is the lane count, --duration, --grace-period,
 // --random-seed and --failed-request-threshold keep their meaning.
-// What the simulator adds to a prediction's aggregate.
-nlohmann::ordered_json sim_section(const sim::EngineStats& e, const sim::MemoryPlan& plan, double virtual_s, double cpu_s) {
-  return {{"virtual_seconds", virtual_s}, {"cpu_seconds", cpu_s}, {"speedup", cpu_s > 0 ? virtual_s / cpu_s : 0.0},
-          {"kv_tokens", plan.kv_tokens}, {"state_slots", plan.mamba_slots}, {"retractions", e.retractions},
-          {"cache_hit_rate", e.prompt_tokens_total ? double(e.cached_tokens_total) / double(e.prompt_tokens_total) : 0.0}};
-}
-
 int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   auto& load = sc.load;
   auto& cfg = sc.replay;
@@ -131,12 +124,12 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
                                         {"tp", sc.predict_engine.cfg.tp}, {"dp", sc.dp},
                                         {"route_policy", sc.dp > 1 ? nlohmann::json(sc.route_policy) : nlohmann::json(nullptr)},
                                         {"virtual_time", true}};
-  agg.json["sim"] = sim_section(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
+  agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
   if (sc.dp > 1) {
     nlohmann::ordered_json per = nlohmann::ordered_json::array();
     for (const auto& e : res.per_engine)
       per.push_back({{"requests", e.requests_total},
-                     {"cache_hit_rate", e.prompt_tokens_total ? double(e.cached_tokens_total) / double(e.prompt_tokens_total) : 0.0},
+                     {"cache_hit_rate", e.cache_hit_rate()},
                      {"computed_prefill_tokens", e.computed_prefill_tokens_total}, {"busy_s", e.busy_s}});
     agg.json["sim"]["per_engine"] = per;
   }
@@ -147,7 +140,7 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
     std::printf("DP %d (%s): per engine requests / cache hit / prefill tokens computed:", sc.dp, sc.route_policy.c_str());
     for (const auto& e : res.per_engine)
       std::printf(" %lld / %.1f%% / %.3gM;", static_cast<long long>(e.requests_total),
-                  e.prompt_tokens_total ? 100.0 * double(e.cached_tokens_total) / double(e.prompt_tokens_total) : 0.0,
+                  100.0 * e.cache_hit_rate(),
                   static_cast<double>(e.computed_prefill_tokens_total) / 1e6);
     std::printf("\nPrefill computed: %.0f tokens/s over the run\n",
                 res.virtual_seconds > 0 ? static_cast<double>(res.engine.computed_prefill_tokens_total) / res.virtual_seconds : 0.0);
@@ -198,7 +191,7 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
   in.cli_command = cli_command;
   in.benchmark_id = "sim-predict";
   auto agg = build_aggregate(res.run.records, in);
-  agg["sim"] = sim_section(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
+  agg["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
   print_summary(agg);
   print_engine_summary(res.engine, engine.plan(), stdout);
   std::printf("Simulated %.1f s of engine time in %.2f s of CPU (%.0fx real time)\n", res.virtual_seconds,

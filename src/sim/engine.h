@@ -73,6 +73,10 @@ struct EngineStats {
   std::int64_t steps = 0, prefill_steps = 0, decode_steps = 0;
   double busy_s = 0;
   double token_usage() const { return kv_total ? double(kv_used) / double(kv_total) : 0.0; }
+  // Prompt tokens served from the cache (device or host), over all prompt tokens.
+  double cache_hit_rate() const {
+    return prompt_tokens_total ? double(cached_tokens_total) / double(prompt_tokens_total) : 0.0;
+  }
 };
 
 class Engine {

@@ -191,4 +191,15 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
   return result;
 }
 
+nlohmann::ordered_json prediction_json(const EngineStats& e, const MemoryPlan& plan, double virtual_s, double cpu_s) {
+  return {{"virtual_seconds", virtual_s},
+          {"cpu_seconds", cpu_s},
+          {"speedup", cpu_s > 0 ? virtual_s / cpu_s : 0.0},
+          {"kv_tokens", plan.kv_tokens},
+          {"state_slots", plan.mamba_slots},
+          {"retractions", e.retractions},
+          {"cache_hit_rate", e.cache_hit_rate()},
+          {"busy_share", virtual_s > 0 ? e.busy_s / virtual_s : 0.0}};
+}
+
 }  // namespace agentperf::sim

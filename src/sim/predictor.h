@@ -7,6 +7,7 @@
 // stream_interval chunking, usage with cached tokens), thousands of times
 // faster than real time.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "common/run_result.h"
@@ -39,5 +40,11 @@ struct PredictResult {
 };
 
 PredictResult predict(Engine& engine, const PredictConfig& cfg);
+
+// The "sim" section a prediction adds to profile_export_aiperf.json
+// (`sim predict`, a sweep's dry-run points): virtual and CPU seconds, the
+// pools, retractions, the cache hit rate and the busiest engine's busy share.
+nlohmann::ordered_json prediction_json(const EngineStats& engine, const MemoryPlan& plan, double virtual_seconds,
+                                       double cpu_seconds);
 
 }  // namespace agentperf::sim

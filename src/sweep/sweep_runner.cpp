@@ -28,6 +28,7 @@
 #include "replay/replay_runner.h"
 #include "replay/virtual_replay.h"
 #include "sim/engine.h"
+#include "sim/predictor.h"
 #include "sim/specs.h"
 #include "sweep/server_process.h"
 #include "trace/synth.h"
@@ -473,11 +474,7 @@ class Sweep {
     auto agg = replay::build_replay_aggregate(res.replay, cfg, info, replay::judge_replay(res.replay, 0.10));
     agg.json["input_config"]["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
                                           {"tp", p.entry->tp}, {"virtual_time", true}};
-    const auto& e = res.engine;
-    agg.json["sim"] = {{"virtual_seconds", res.virtual_seconds}, {"cpu_seconds", res.cpu_seconds},
-                       {"kv_tokens", engine.plan().kv_tokens}, {"retractions", e.retractions},
-                       {"cache_hit_rate", e.prompt_tokens_total ? double(e.cached_tokens_total) / double(e.prompt_tokens_total) : 0.0},
-                       {"busy_share", res.virtual_seconds > 0 ? e.busy_s / res.virtual_seconds : 0.0}};
+    agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
     write_run_results(dir, res.replay.run.records, agg.json, false);
     r.server_command = "sim predict --traces (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
     take_metrics(r, agg.inferencex);

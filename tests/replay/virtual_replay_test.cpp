@@ -156,9 +156,7 @@ TEST(VirtualReplay, StickyRoutingKeepsPrefixReuseThatRoundRobinFragments) {
   };
   const auto rr = run(route::Policy::round_robin);
   const auto sticky = run(route::Policy::session_sticky);
-  auto hit = [](const sim::EngineStats& e) {
-    return static_cast<double>(e.cached_tokens_total) / static_cast<double>(e.prompt_tokens_total);
-  };
+  auto hit = [](const sim::EngineStats& e) { return e.cache_hit_rate(); };
   std::printf("2 engines: cache hit %.1f%% round_robin, %.1f%% session_sticky\n", 100 * hit(rr.engine),
               100 * hit(sticky.engine));
   ASSERT_EQ(rr.per_engine.size(), 2u);
