@@ -1,5 +1,5 @@
 # Generates a C++ file holding the shipped spec JSON files as raw strings.
-# Inputs: MODELS_DIR, HARDWARE_DIR, OUTPUT.
+# Inputs: MODELS_DIR, HARDWARE_DIR, ENGINES_DIR, VALIDATION_DIR, OUTPUT.
 function(emit_map var dir out)
   file(GLOB files "${dir}/*.json")
   list(SORT files)
@@ -14,5 +14,7 @@ function(emit_map var dir out)
 endfunction()
 emit_map(builtin_model_json "${MODELS_DIR}" models)
 emit_map(builtin_hardware_json "${HARDWARE_DIR}" hardware)
-file(WRITE "${OUTPUT}.tmp" "// Generated from data/ by cmake/embed_specs.cmake. Do not edit.\n#include \"sim/builtin_specs.h\"\nnamespace agentperf::sim {\n${models}${hardware}}\n")
+emit_map(builtin_engine_json "${ENGINES_DIR}" engines)
+emit_map(builtin_validation_json "${VALIDATION_DIR}" validation)
+file(WRITE "${OUTPUT}.tmp" "// Generated from data/ by cmake/embed_specs.cmake. Do not edit.\n#include \"sim/builtin_specs.h\"\nnamespace agentperf::sim {\n${models}${hardware}${engines}${validation}}\n")
 file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)

@@ -13,6 +13,7 @@ PACKAGES=(
   libpcre2-dev libutf8proc-dev libsqlite3-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium
+  python3-numpy
 )
 
 missing=()

@@ -96,7 +96,7 @@ int run_plan(PlanCommand& pc) {
     std::printf("%-62s %5s %11s %6s %7s %11s %7s %9s\n", "point", "conc", "kv_tokens", "slots", "run_cap", "host_tokens",
                 "H_gb", ws.empty() ? "" : "ws_fits");
   for (const auto& p : points) {
-    const auto mp = sim::plan_memory(model, hw, recipe::engine_config_for(p));
+    const auto mp = sim::plan_memory(model, hw, recipe::engine_config_for(p, sim::EngineCosts{}));  // pools only: costs play no part
     nlohmann::ordered_json row = {{"exp_name", p.exp_name}, {"tp", p.entry->tp}, {"conc", p.conc}, {"kv_tokens", mp.kv_tokens},
                                   {"state_slots", mp.mamba_slots}, {"max_running_requests", mp.max_running_requests},
                                   {"host_kv_tokens", mp.host_kv_tokens}, {"host_state_slots", mp.host_mamba_slots},

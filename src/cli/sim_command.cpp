@@ -9,6 +9,7 @@
 #include "cli/profile_command.h"
 #include "cli/replay_options.h"
 #include "cli/sim_options.h"
+#include "cli/sim_validate_command.h"
 #include "common/error.h"
 #include "metrics/export.h"
 #include "sim/engine.h"
@@ -27,6 +28,7 @@ struct SimCommand {
   CLI::App* predict = nullptr;
   CLI::App* memory = nullptr;
   CLI::App* serve = nullptr;
+  std::shared_ptr<SimValidateCommand> validate;
   SimEngineOptions predict_engine, memory_engine, serve_engine;
   sim::SimServerOptions serve_opts;
   ProfileConfig load;
@@ -282,6 +284,7 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   sc->memory = sc->sim->add_subcommand("memory", "Print the engine's memory pools (HBM weights, KV, state, host) and how they were derived");
   sc->memory->alias("plan");  // its former name, kept so scripts keep working
   add_sim_engine_options(*sc->memory, sc->memory_engine);
+  sc->validate = add_sim_validate_command(*sc->sim);
   return sc;
 }
 
@@ -289,7 +292,7 @@ int execute_sim_command(SimCommand& sc, const std::string& cli_command) {
   if (sc.serve->parsed()) return run_serve(sc);
   if (sc.predict->parsed()) return run_predict(sc, cli_command);
   if (sc.memory->parsed()) return run_memory(sc);
-  return -1;
+  return execute_sim_validate_command(*sc.validate);
 }
 
 }  // namespace agentperf::cli

@@ -17,6 +17,17 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
   cmd.add_option("--hardware-profile", o.hardware_profile,
                  "Measured hardware profile (agentperf calibrate) replacing the spec's efficiency guesses")
       ->check(CLI::ExistingFile)->group(g);
+  cmd.add_option("--scheduler", o.scheduler,
+                 "Scheduler to follow: sglang (prefill-first steps) or vllm (V1: decode + prefill chunks in one step "
+                 "under --max-num-batched-tokens)")
+      ->check(CLI::IsMember({"sglang", "vllm"}))->group(g)->capture_default_str();
+  cmd.add_option("--max-num-batched-tokens", c.max_num_batched_tokens,
+                 "With --scheduler vllm: tokens per step, decode and prefill together")
+      ->transform(tokens_in(1, limits::max_tokens))->group(g)->capture_default_str();
+  cmd.add_option("--engine-profile", o.engine_profile,
+                 "Engine costs: a shipped profile (sglang, vllm, roofline) or a JSON file from `agentperf calibrate "
+                 "engine` (default: the shipped profile of --scheduler)")
+      ->group(g);
   cmd.add_option("--tp,--tp-size", c.tp, "Tensor-parallel size (1, 2, 4, 8)")
       ->check(CLI::IsMember({1, 2, 4, 8}))->group(g)->capture_default_str();
   cmd.add_option("--mem-fraction-static", c.mem_fraction_static, "Share of HBM for weights + KV + state pools")
@@ -60,6 +71,8 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
 }
 
 void finish_sim_engine_options(SimEngineOptions& o) {
+  o.cfg.scheduler = sim::parse_scheduler(o.scheduler);
+  o.cfg.costs = sim::load_engine_costs(o.engine_profile.empty() ? o.scheduler : o.engine_profile);
   o.cfg.spec.enabled = !o.speculative_algorithm.empty();
   if (o.cfg.spec.enabled && o.cfg.spec.num_draft_tokens != o.cfg.spec.num_steps + 1)
     throw UserError("--speculative-num-draft-tokens must be --speculative-num-steps + 1 for a chain (topk 1): got " +

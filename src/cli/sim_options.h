@@ -14,6 +14,8 @@ struct SimEngineOptions {
   std::string model = "qwen3-32b";
   std::string hardware = "h200";
   std::string hardware_profile;  // measured profile (agentperf calibrate); empty: the spec's efficiencies
+  std::string engine_profile;    // engine costs (sim/engine_costs.h); empty: the shipped profile of --scheduler
+  std::string scheduler = "sglang";
   std::string speculative_algorithm;  // "NEXTN" / "EAGLE" enable MTP
   std::string write_policy = "write_through";
   std::string hicache_io_backend, hicache_mem_layout;  // accepted for SGLang command compatibility
@@ -21,7 +23,8 @@ struct SimEngineOptions {
 };
 
 void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o);
-// Applies the text options; throws UserError naming the option.
+// Applies the text options (and loads --engine-profile into cfg.costs);
+// throws UserError naming the option.
 void finish_sim_engine_options(SimEngineOptions& o);
 // The hardware spec with --hardware-profile attached.
 sim::HardwareSpec load_engine_hardware(const SimEngineOptions& o);

@@ -2,8 +2,10 @@
 
 namespace agentperf::recipe {
 
-sim::EngineConfig engine_config_for(const ExpandedPoint& p) {
+sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCosts& costs) {
   sim::EngineConfig c;
+  c.scheduler = sim::SchedulerKind::sglang;  // the recipes launch SGLang
+  c.costs = costs;
   c.tp = p.entry->tp;
   c.mem_fraction_static = 0.80;
   c.max_running_requests = p.max_running_requests;

@@ -7,6 +7,7 @@
 
 namespace agentperf::recipe {
 
-sim::EngineConfig engine_config_for(const ExpandedPoint& p);
+// costs: the engine profile predictions use (sim/engine_costs.h).
+sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCosts& costs);
 
 }  // namespace agentperf::recipe

@@ -6,4 +6,6 @@
 namespace agentperf::sim {
 const std::map<std::string, std::string>& builtin_model_json();
 const std::map<std::string, std::string>& builtin_hardware_json();
+const std::map<std::string, std::string>& builtin_engine_json();      // data/engines: engine cost profiles
+const std::map<std::string, std::string>& builtin_validation_json();  // data/validation: published measurements
 }  // namespace agentperf::sim

@@ -118,15 +118,9 @@ int Engine::draw_accept_length() {
   return std::clamp(l, 1, max_len);
 }
 
-bool Engine::try_prefill(StepOutcome& out) {
+bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, PrefillBatch& batch) {
   if (waiting_.empty() && !chunked_) return false;
-  struct Item {
-    Req* r;
-    std::int64_t chunk;
-    std::int64_t before;
-  };
-  std::vector<Item> items;
-  std::int64_t budget = cfg_.max_prefill_tokens;
+  auto& items = batch.items;
   const double h2d_before = cache_.counters().h2d_bytes;
   const std::int64_t page = cache_.page_size();
 
@@ -140,7 +134,8 @@ bool Engine::try_prefill(StepOutcome& out) {
     budget -= chunk;
   }
   double reserve = 0;
-  for (const Req* r : running_)
+  if (reserve_for_running)
+   for (const Req* r : running_)
     reserve += static_cast<double>(std::min<std::int64_t>(r->remaining(), cfg_.max_new_tokens_estimate_clip)) *
                new_token_ratio_;
   const std::int64_t max_running = plan_.max_running_requests;
@@ -217,25 +212,34 @@ bool Engine::try_prefill(StepOutcome& out) {
   }
   if (items.empty()) return false;
   if (admitted_len > 0) stats_.last_prefill_hit_rate = double(admitted_prefix) / double(admitted_len);
-
-  double new_total = 0, pairs = 0, kv_read = 0;
   for (const auto& it : items) {
     const double c = static_cast<double>(it.chunk), b = static_cast<double>(it.before);
-    new_total += c;
-    pairs += c * b + c * (c + 1) / 2;
-    kv_read += b + c;
+    batch.new_tokens += c;
+    batch.attn_pairs += c * b + c * (c + 1) / 2;
+    batch.kv_read_tokens += b + c;
   }
-  StepTerms terms = steps_.prefill(new_total, pairs, kv_read, static_cast<int>(items.size()));
-  const double h2d_s = (cache_.counters().h2d_bytes - h2d_before) / hw_.host_link_rate(host_page_bytes_);
   // Load-back is consumed layer by layer, overlapped with the forward.
-  out.duration_s = std::max(terms.total_s, h2d_s);
-  out.prefill = true;
-  out.batch = static_cast<int>(items.size());
-  out.tokens = static_cast<std::int64_t>(new_total);
-  stats_.computed_prefill_tokens_total += static_cast<std::int64_t>(new_total);
+  batch.h2d_s = (cache_.counters().h2d_bytes - h2d_before) / hw_.host_link_rate(host_page_bytes_);
+  stats_.computed_prefill_tokens_total += static_cast<std::int64_t>(batch.new_tokens);
+  return true;
+}
 
+bool Engine::try_prefill(StepOutcome& out) {
+  PrefillBatch batch;
+  if (!select_prefill(cfg_.max_prefill_tokens, true, batch)) return false;
+  const StepTerms terms = steps_.prefill(batch.new_tokens, batch.attn_pairs, batch.kv_read_tokens,
+                                         static_cast<int>(batch.items.size()));
+  out.duration_s = std::max(terms.total_s, batch.h2d_s);
+  out.prefill = true;
+  out.batch = static_cast<int>(batch.items.size());
+  out.tokens = static_cast<std::int64_t>(batch.new_tokens);
+  complete_prefill(batch, out);
+  return true;
+}
+
+void Engine::complete_prefill(const PrefillBatch& batch, StepOutcome& out) {
   std::vector<Req*> done;
-  for (const auto& it : items) {
+  for (const auto& it : batch.items) {
     Req* r = it.r;
     r->prefilled += it.chunk;
     if (r->prefilled < r->seq_len()) continue;  // more chunks to come
@@ -273,7 +277,6 @@ bool Engine::try_prefill(StepOutcome& out) {
     if (r->remaining() == 0) done.push_back(r);
   }
   for (Req* r : done) finish(*r, out);
-  return true;
 }
 
 void Engine::retract_one() {
@@ -296,7 +299,7 @@ void Engine::retract_one() {
   new_token_ratio_ = cfg_.new_token_ratio_init;
 }
 
-void Engine::decode(StepOutcome& out) {
+int Engine::prepare_decode(StepOutcome& out) {
   const int l = cfg_.spec.enabled ? draw_accept_length() : 1;
   auto need = [&] {
     std::int64_t n = 0;
@@ -319,13 +322,18 @@ void Engine::decode(StepOutcome& out) {
     ev.error = "KV cache exhausted: the request no longer fits in " + std::to_string(plan_.kv_tokens) + " tokens";
     out.events.push_back(ev);
     reqs_.erase(r->spec.id);
-    return;
+    return 0;
   }
+  return l;
+}
+
+double Engine::running_context() const {
   double sum_ctx = 0;
   for (const Req* r : running_) sum_ctx += static_cast<double>(r->ctx);
-  StepTerms terms = steps_.decode_round(static_cast<int>(running_.size()), sum_ctx);
-  out.duration_s = terms.total_s;
-  out.batch = static_cast<int>(running_.size());
+  return sum_ctx;
+}
+
+void Engine::apply_decode(int l, StepOutcome& out) {
   if (cfg_.spec.enabled) {
     stats_.spec_accept_length_sum += l;
     ++stats_.spec_verify_steps;
@@ -352,6 +360,43 @@ void Engine::decode(StepOutcome& out) {
   new_token_ratio_ = std::max(cfg_.new_token_ratio_min, new_token_ratio_ - cfg_.new_token_ratio_decay);
 }
 
+void Engine::decode(StepOutcome& out) {
+  const int l = prepare_decode(out);
+  if (l == 0) return;
+  const StepTerms terms = steps_.decode_round(static_cast<int>(running_.size()), running_context());
+  out.duration_s = terms.total_s;
+  out.batch = static_cast<int>(running_.size());
+  apply_decode(l, out);
+}
+
+bool Engine::mixed_step(StepOutcome& out) {
+  // vLLM V1 (vllm/v1/core/sched/scheduler.py, Scheduler.schedule): running
+  // requests first, each its decode tokens (1, or 1 + the spec tokens), then
+  // waiting requests' prefill chunks in the rest of the token budget, all in
+  // one forward. KV is taken as it is needed and a request is preempted
+  // (here: the newest, recomputed later) when a decode cannot get it; no
+  // room is reserved ahead for the running requests' future tokens.
+  const bool had_running = !running_.empty();
+  int l = 0;
+  if (had_running) l = prepare_decode(out);
+  const int decoding = l > 0 ? static_cast<int>(running_.size()) : 0;
+  const double decode_ctx = decoding ? running_context() : 0.0;
+  const int width = cfg_.spec.enabled ? cfg_.spec.num_draft_tokens : 1;
+  if (decoding) apply_decode(l, out);
+  const std::int64_t budget = static_cast<std::int64_t>(cfg_.max_num_batched_tokens) - std::int64_t(decoding) * width;
+  PrefillBatch batch;
+  const bool prefill = budget > 0 && select_prefill(budget, false, batch);
+  if (!decoding && !prefill) return had_running;  // a failed decode is progress too
+  const StepTerms terms = steps_.mixed(decoding, decode_ctx, batch.new_tokens, batch.attn_pairs,
+                                       batch.kv_read_tokens, static_cast<int>(batch.items.size()));
+  out.duration_s = std::max(terms.total_s, batch.h2d_s);
+  out.prefill = prefill;
+  out.batch = decoding + static_cast<int>(batch.items.size());
+  out.tokens += static_cast<std::int64_t>(batch.new_tokens);
+  if (prefill) complete_prefill(batch, out);
+  return true;
+}
+
 void Engine::finish(Req& r, StepOutcome& out) {
   running_.erase(std::remove(running_.begin(), running_.end(), &r), running_.end());
   const std::vector<Token> seq = sequence_of(r);
@@ -376,12 +421,19 @@ StepOutcome Engine::step() {
   ++stats_.steps;
   out.events = std::move(pending_errors_);
   pending_errors_.clear();
-  if (try_prefill(out)) {
+  bool progressed = true;
+  if (cfg_.scheduler == SchedulerKind::vllm) {
+    progressed = mixed_step(out);
+    if (progressed) ++(out.prefill ? stats_.prefill_steps : stats_.decode_steps);
+  } else if (try_prefill(out)) {
     ++stats_.prefill_steps;
   } else if (!running_.empty()) {
     decode(out);
     ++stats_.decode_steps;
-  } else if (!waiting_.empty()) {
+  } else {
+    progressed = false;
+  }
+  if (!progressed && !waiting_.empty()) {
     // Nothing runs and the head of the queue cannot be admitted even into an
     // idle engine: it can never run here.
     Req* r = waiting_.front();

@@ -8,7 +8,10 @@
 // requests under --max-prefill-tokens, one of them possibly chunked at
 // --chunked-prefill-size, admitted while KV and state slots last, FCFS),
 // otherwise one decode round of the running batch (with MTP: one accept
-// length drawn for the whole batch per verify, "match-expected"). When a
+// length drawn for the whole batch per verify, "match-expected"). With
+// --scheduler vllm a step is instead vLLM V1's mixed forward: the running
+// requests' decode tokens plus prefill chunks under --max-num-batched-tokens
+// (engine_config.h). When a
 // decode round needs KV that eviction cannot free, the newest running
 // request is retracted to the front of the queue. Time is the caller's: the
 // virtual-time driver adds step durations, the HTTP server sleeps them.
@@ -101,8 +104,32 @@ class Engine {
 
  private:
   struct Req;
-  bool try_prefill(StepOutcome& out);
-  void decode(StepOutcome& out);
+  // Requests admitted to one prefill forward, with the chunk each computes.
+  struct PrefillBatch {
+    struct Item {
+      Req* r;
+      std::int64_t chunk;
+      std::int64_t before;  // tokens with KV before this chunk
+    };
+    std::vector<Item> items;
+    double new_tokens = 0, attn_pairs = 0, kv_read_tokens = 0;
+    double h2d_s = 0;  // host-to-device load-back time of the admitted prefixes
+  };
+  // Admission (SGLang's PrefillAdder): the chunked request's next chunk, then
+  // waiting requests FCFS while the token budget, KV (less the running
+  // requests' expected growth when reserve_for_running), state slots and
+  // the running cap allow. False when nothing was admitted.
+  bool select_prefill(std::int64_t budget, bool reserve_for_running, PrefillBatch& batch);
+  void complete_prefill(const PrefillBatch& batch, StepOutcome& out);
+  bool try_prefill(StepOutcome& out);  // sglang: one prefill forward
+  // Makes KV room for the running batch's next tokens (retracting the newest
+  // when it cannot); returns the accept length, or 0 when the last request
+  // could not fit and was failed.
+  int prepare_decode(StepOutcome& out);
+  void apply_decode(int accept_length, StepOutcome& out);
+  double running_context() const;
+  void decode(StepOutcome& out);       // sglang: one decode round
+  bool mixed_step(StepOutcome& out);   // vllm: decode + prefill chunks in one forward
   void finish(Req& r, StepOutcome& out);
   void retract_one();
   std::int64_t kv_available() const;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/engine_costs.h"
+
 namespace agentperf::sim {
 
 enum class WritePolicy { write_through, write_through_selective, write_back };
@@ -26,7 +28,21 @@ struct HiCacheConfig {
   int load_back_threshold = 10;  // tokens; smaller host hits are recomputed
 };
 
+// Which engine's scheduler the simulator follows.
+//  sglang: a step is either a prefill batch (new requests, one possibly
+//          chunked, under --max-prefill-tokens) or one decode round of the
+//          running batch; prefill goes first.
+//  vllm:   vLLM V1: every step decodes the running requests and fills the
+//          rest of a --max-num-batched-tokens budget with prefill chunks, in
+//          one mixed forward.
+enum class SchedulerKind { sglang, vllm };
+const char* scheduler_name(SchedulerKind k) noexcept;
+SchedulerKind parse_scheduler(const std::string& s);  // throws UserError
+
 struct EngineConfig {
+  SchedulerKind scheduler = SchedulerKind::sglang;
+  int max_num_batched_tokens = 8192;  // vllm: tokens per step, decode and prefill together
+  EngineCosts costs;                  // engine-level costs (neutral: the pure roofline)
   int tp = 1;
   double mem_fraction_static = 0.8;
   int chunked_prefill_size = 16384;

@@ -16,30 +16,26 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 constexpr double MiB = 1024.0 * 1024;
 }  // namespace
 
-const char* write_policy_name(WritePolicy p) noexcept {
-  switch (p) {
-    case WritePolicy::write_through: return "write_through";
-    case WritePolicy::write_through_selective: return "write_through_selective";
-    case WritePolicy::write_back: return "write_back";
-  }
-  return "write_through";
-}
-
-WritePolicy parse_write_policy(const std::string& s) {
-  if (s == "write_through") return WritePolicy::write_through;
-  if (s == "write_through_selective") return WritePolicy::write_through_selective;
-  if (s == "write_back") return WritePolicy::write_back;
-  throw UserError("--hicache-write-policy '" + s + "': expected write_through, write_through_selective or write_back");
-}
-
 MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineConfig& cfg) {
   MemoryPlan p;
   const int tp = std::max(1, cfg.tp);
   const bool spec = cfg.spec.enabled && m.mtp;
   auto& d = p.derivation;
 
-  const double weights = m.total_weight_bytes() + (spec ? m.mtp->weight_bytes : 0.0);
+  // With MTP, the draft's weights count against the static budget (SGLang
+  // loads target and draft weights before it sizes the pools:
+  // python/sglang/srt/managers/scheduler.py init_memory_pools, and
+  // pool_configurator.py @ 003fca802738, "draft weights are now counted"),
+  // including the draft's own embedding and LM head, which are freed only
+  // after the pools exist, when the draft takes the target's
+  // (speculative/eagle_worker_v2.py init_lm_head -> set_embed_and_head):
+  // that memory ends up unused, but the pools are already smaller by it.
+  const double draft = spec ? m.mtp->weight_bytes + m.mtp->own_embed_head_bytes : 0.0;
+  const double weights = m.total_weight_bytes() + draft;
   p.weights_bytes_rank = weights / tp;
+  if (spec && m.mtp->own_embed_head_bytes > 0)
+    d.push_back(fmt("draft (MTP) weights %.2f GB, incl. its own embed + lm_head %.2f GB resident while the pools are sized",
+                    draft / 1e9, m.mtp->own_embed_head_bytes / 1e9));
   p.reserved_bytes = hw.hbm_usable_bytes * (1.0 - cfg.mem_fraction_static);
   p.rest_bytes = hw.hbm_usable_bytes - p.weights_bytes_rank - p.reserved_bytes;
   d.push_back(fmt("weights per rank = %.1f GB / TP%.0f = %.2f GiB", weights / 1e9, tp, p.weights_bytes_rank / GiB));

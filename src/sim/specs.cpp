@@ -158,11 +158,12 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   }
   if (f.has("mtp")) {
     const JsonReader mt = f.object("mtp");
-    mt.reject_unknown_keys({"weight_bytes", "draft_kv_layers", "moe_share_of_weights"});
+    mt.reject_unknown_keys({"weight_bytes", "draft_kv_layers", "moe_share_of_weights", "own_embed_head_bytes"});
     MtpSpec mtp;
     mtp.weight_bytes = quantity(mt, "weight_bytes", kMinWeightBytes, kMaxWeightBytes, "bytes");
     mtp.draft_kv_layers = mt.integer_or("draft_kv_layers", 1, JsonRange::between(0, 64));
     mtp.moe_share_of_weights = mt.number_or("moe_share_of_weights", 0.0, JsonRange::between(0, 1));
+    mtp.own_embed_head_bytes = quantity_or(mt, "own_embed_head_bytes", 0.0, 0, kMaxWeightBytes, "bytes");
     m.mtp = mtp;
   }
   return m;

@@ -28,6 +28,10 @@ struct MtpSpec {
   double weight_bytes = 0;
   int draft_kv_layers = 1;
   double moe_share_of_weights = 0.0;  // part of the MTP layer's bytes that are routed experts
+  // The draft model's own embedding and LM head (vocab x hidden each, split
+  // over TP): loaded with the draft and resident while SGLang sizes its
+  // pools, then freed when the draft takes the target's (set_embed_and_head).
+  double own_embed_head_bytes = 0;
 };
 
 struct ModelSpec {

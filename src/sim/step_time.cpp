@@ -20,8 +20,17 @@ double StepTimeModel::allreduce_s(double tokens, int count) const {
   const int p = std::max(1, cfg_.tp);
   if (p == 1) return 0;
   const double bytes = tokens * m_.hidden * 2.0;  // bf16 activations
-  const double per = hw_.allreduce_alpha_s + 2.0 * (p - 1) / p * bytes / (hw_.nvlink_bandwidth * hw_.eff_nvlink);
+  // Small messages are latency-bound: bandwidth efficiency m / (m + half).
+  const double wire = 2.0 * (p - 1) / p * (bytes + cfg_.costs.allreduce_half_bytes);
+  const double per = hw_.allreduce_alpha_s + wire / (hw_.nvlink_bandwidth * hw_.eff_nvlink);
   return per * count;
+}
+
+double StepTimeModel::routed_active_params() const {
+  if (!m_.moe) return 0;
+  const std::string& d = m_.compute_dtype;
+  const double bytes_per_param = d == "fp4" ? 0.5 : d == "fp8" ? 1.0 : 2.0;
+  return m_.moe->routed_weight_bytes / bytes_per_param * m_.moe->top_k / m_.moe->experts;
 }
 
 double StepTimeModel::launch_s(bool graph, int layers) const {
@@ -35,6 +44,7 @@ double StepTimeModel::launch_s(bool graph, int layers) const {
 
 StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   const int p = std::max(1, cfg_.tp);
+  const EngineCosts& c = cfg_.costs;
   StepTerms t;
   t.experts_touched = experts_touched(s.tokens);
   const double moe_bytes = m_.moe ? t.experts_touched / m_.moe->experts * m_.moe->routed_weight_bytes : 0.0;
@@ -44,6 +54,16 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   t.state_bytes = 2.0 * s.batch * m_.state_bytes_per_request_rank(p);
   t.flops = (2.0 * m_.active_params * s.tokens + m_.attention_flops_per_token_per_ctx() * s.attn_pairs) / p;
   const double attn_flops = m_.attention_flops_per_token_per_ctx() * s.attn_pairs / p;
+  // Routed-expert math runs as grouped GEMMs whose efficiency falls with the
+  // tokens each touched expert gets: the expert part of the GEMM time is
+  // divided by tpe / (tpe + half).
+  const double expert_flops = 2.0 * routed_active_params() * s.tokens / p;
+  double expert_slowdown = 0;
+  if (m_.moe && c.moe_half_tokens_per_expert > 0 && t.experts_touched > 0) {
+    const double tpe = s.tokens * m_.moe->top_k / t.experts_touched;
+    expert_slowdown = c.moe_half_tokens_per_expert / std::max(tpe, 1e-9);
+  }
+  const double gemm_flops = t.flops - attn_flops + expert_flops * expert_slowdown;
   const double attn_rate = hw_.peak_for("bf16") * hw_.eff_attention;  // attention math, bf16
   if (const HardwareProfile* prof = hw_.profile.get()) {
     // Measured: weight streaming and GEMM math at the roofline fraction of a
@@ -52,18 +72,23 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
     const double f_gemm = prof->gemm_fraction(hw_.math_dtype_for(m_.compute_dtype), s.tokens);
     const double f_kv = prof->kv_read.at(std::max(1.0, t.kv_bytes));
     const double bw = hw_.hbm_bandwidth;
-    t.memory_s = t.weights_bytes / (bw * f_gemm) + t.kv_bytes / (bw * f_kv) + t.state_bytes / (bw * hw_.eff_hbm);
-    t.compute_s = (t.flops - attn_flops) / (hw_.peak_for(m_.compute_dtype) * f_gemm) + attn_flops / attn_rate;
+    t.memory_s = c.weight_read_scale * t.weights_bytes / (bw * f_gemm) + c.kv_read_scale * t.kv_bytes / (bw * f_kv) +
+                 t.state_bytes / (bw * hw_.eff_hbm);
+    t.compute_s = c.gemm_scale * gemm_flops / (hw_.peak_for(m_.compute_dtype) * f_gemm) +
+                  c.attention_scale * attn_flops / attn_rate;
   } else {
     const double bw = hw_.hbm_bandwidth * hw_.eff_hbm;
-    t.memory_s = (t.weights_bytes + t.kv_bytes + t.state_bytes) / bw;
+    t.memory_s = (c.weight_read_scale * t.weights_bytes + c.kv_read_scale * t.kv_bytes + t.state_bytes) / bw;
     const double gemm = hw_.peak_for(m_.compute_dtype) * hw_.eff_gemm;
-    t.compute_s = (t.flops - attn_flops) / gemm + attn_flops / attn_rate;
+    t.compute_s = c.gemm_scale * gemm_flops / gemm + c.attention_scale * attn_flops / attn_rate;
   }
   t.comm_s = allreduce_s(s.tokens, 2 * (m_.layers_full + m_.layers_linear));
   const bool graph = !s.prefill && s.batch <= cfg_.cuda_graph_max_bs;
   t.launch_s = launch_s(graph, m_.layers_full + m_.layers_linear);
-  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s;
+  t.engine_s = c.step_s + s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
+                                               c.linear_decode_s * m_.layers_linear) +
+               s.prefill_tokens * (c.prefill_token_s + c.linear_prefill_token_s * m_.layers_linear);
+  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s;
   return t;
 }
 
@@ -93,39 +118,50 @@ StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int
   return t;
 }
 
-StepTerms StepTimeModel::decode_round(int batch, double sum_ctx) const {
-  const bool spec = cfg_.spec.enabled && m_.mtp;
-  const int n = spec ? cfg_.spec.num_draft_tokens : 1;
-  ForwardShape s;
-  s.batch = batch;
-  s.tokens = static_cast<double>(batch) * n;
-  s.kv_read_tokens = sum_ctx;  // tree attention reads each request's KV once per verify
-  s.attn_pairs = sum_ctx * n;
-  StepTerms t = target_forward(s);
-  if (spec) {
-    // Verify keeps per-position linear-attention states: N intermediate writes.
-    const double extra_state = static_cast<double>(batch) * n * m_.state_bytes_per_request_rank(std::max(1, cfg_.tp));
-    t.state_bytes += extra_state;
-    t.memory_s += extra_state / (hw_.hbm_bandwidth * hw_.eff_hbm);
-    // S-1 draft forwards plus the draft-extend over the accepted tokens.
-    const int drafts = std::max(0, cfg_.spec.num_steps - 1) + 1;
-    double draft_s = 0;
-    for (int i = 0; i < drafts; ++i) draft_s += draft_forward(batch, sum_ctx, batch).total_s;
-    t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + draft_s;
-  }
-  t.total_s += hw_.per_step_cpu_s;
-  return t;
+void StepTimeModel::add_spec_decode(StepTerms& t, int batch, double sum_ctx) const {
+  const int n = cfg_.spec.num_draft_tokens;
+  // Verify keeps per-position linear-attention states: N intermediate writes.
+  const double extra_state = static_cast<double>(batch) * n * m_.state_bytes_per_request_rank(std::max(1, cfg_.tp));
+  t.state_bytes += extra_state;
+  t.memory_s += extra_state / (hw_.hbm_bandwidth * hw_.eff_hbm);
+  // S-1 draft forwards plus the draft-extend over the accepted tokens.
+  const int drafts = std::max(0, cfg_.spec.num_steps - 1) + 1;
+  double draft_s = 0;
+  for (int i = 0; i < drafts; ++i) draft_s += draft_forward(batch, sum_ctx, batch).total_s;
+  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s + draft_s;
 }
+
+StepTerms StepTimeModel::decode_round(int batch, double sum_ctx) const { return mixed(batch, sum_ctx, 0, 0, 0, 0); }
 
 StepTerms StepTimeModel::prefill(double new_tokens, double attn_pairs, double kv_read_tokens, int batch) const {
   ForwardShape s;
   s.prefill = true;
   s.batch = batch;
   s.tokens = new_tokens;
+  s.prefill_tokens = new_tokens;
   s.attn_pairs = attn_pairs;
   s.kv_read_tokens = kv_read_tokens;
   StepTerms t = target_forward(s);
   if (cfg_.spec.enabled && m_.mtp) t.total_s += draft_forward(new_tokens, kv_read_tokens, batch).total_s;
+  t.total_s += hw_.per_step_cpu_s;
+  return t;
+}
+
+StepTerms StepTimeModel::mixed(int batch, double sum_ctx, double new_tokens, double attn_pairs, double kv_read_tokens,
+                               int prefill_batch) const {
+  const bool spec = cfg_.spec.enabled && m_.mtp && batch > 0;
+  const int n = spec ? cfg_.spec.num_draft_tokens : 1;
+  ForwardShape s;
+  s.prefill = new_tokens > 0;
+  s.batch = batch + prefill_batch;
+  s.decode_requests = batch;
+  s.prefill_tokens = new_tokens;
+  s.tokens = static_cast<double>(batch) * n + new_tokens;
+  s.kv_read_tokens = sum_ctx + kv_read_tokens;  // tree attention reads each request's KV once per verify
+  s.attn_pairs = sum_ctx * n + attn_pairs;
+  StepTerms t = target_forward(s);
+  if (spec) add_spec_decode(t, batch, sum_ctx);
+  if (cfg_.spec.enabled && m_.mtp && new_tokens > 0) t.total_s += draft_forward(new_tokens, kv_read_tokens, prefill_batch).total_s;
   t.total_s += hw_.per_step_cpu_s;
   return t;
 }

@@ -12,6 +12,10 @@
 // roofline fraction of a GEMM of T rows, the KV read at the fraction of a
 // paged decode read of that many bytes, state traffic at the copy rate, and
 // launches as kernels x measured per-kernel cost (docs/calibrate.md).
+// The engine's own work around the kernels (sim/engine_costs.h: per-step and
+// per-request costs, scales on each roofline part, MoE grouped-GEMM,
+// linear-attention and all-reduce efficiencies) comes from EngineConfig's
+// costs; neutral costs leave the pure roofline.
 #pragma once
 #include "sim/engine_config.h"
 #include "sim/specs.h"
@@ -19,9 +23,11 @@
 namespace agentperf::sim {
 
 struct ForwardShape {
-  bool prefill = false;
+  bool prefill = false;      // any prefill tokens in the forward (no CUDA graph)
   double tokens = 0;         // tokens computed (prefill chunk tokens, or batch x verify width)
   int batch = 0;             // requests in the forward
+  int decode_requests = 0;   // of them, requests decoding (per-request costs)
+  double prefill_tokens = 0; // of the tokens, prefill tokens (per-token costs)
   double kv_read_tokens = 0; // context tokens whose KV attention reads (decode: sum of contexts)
   double attn_pairs = 0;     // sum over tokens of the context each attends to (prefill)
 };
@@ -29,6 +35,7 @@ struct ForwardShape {
 struct StepTerms {
   double weights_bytes = 0, kv_bytes = 0, state_bytes = 0, flops = 0;
   double memory_s = 0, compute_s = 0, comm_s = 0, launch_s = 0, total_s = 0;
+  double engine_s = 0;  // the engine's own per-step, per-request and per-token work (EngineCosts)
   double experts_touched = 0;
 };
 
@@ -44,9 +51,18 @@ class StepTimeModel {
   // plain decode, or spec (S-1 drafts + verify of N tokens + draft extend).
   StepTerms decode_round(int batch, double sum_ctx) const;
   StepTerms prefill(double new_tokens, double attn_pairs, double kv_read_tokens, int batch) const;
+  // One forward mixing decode requests with prefill chunks (vLLM V1's
+  // scheduler): `batch` decode requests over `sum_ctx` context tokens, plus
+  // prefill work as in prefill().
+  StepTerms mixed(int batch, double sum_ctx, double new_tokens, double attn_pairs, double kv_read_tokens,
+                  int prefill_batch) const;
 
  private:
   double allreduce_s(double tokens, int count) const;
+  // Parameters a token multiplies in the routed experts (top-k of them).
+  double routed_active_params() const;
+  // Adds the spec-decoding part of a decode round (intermediate states, drafts).
+  void add_spec_decode(StepTerms& t, int batch, double sum_ctx) const;
   // Kernel-launch cost of a forward over `layers` layers: one graph replay, or eager launches.
   double launch_s(bool graph, int layers) const;
   const ModelSpec& m_;

@@ -462,7 +462,7 @@ class Sweep {
   // written in the measured run's results shape plus a "sim" section.
   void predict_point(const recipe::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
     sim::Engine engine(sim::load_model_spec(recipe_.sim_model_spec), sim::load_hardware_spec(recipe_.sim_hardware_spec),
-                       recipe::engine_config_for(p));
+                       recipe::engine_config_for(p, sim::load_engine_costs(o_.engine_profile)));
     replay::ReplayConfig cfg = replay_config_for(p, dir);
     cfg.benchmark_id = "sim-predict/" + recipe_.name + "/" + p.exp_name;
     auto res = replay::predict_replay(engine, cfg, traces_);

@@ -21,6 +21,7 @@ struct SweepOptions {
   std::string store_path;  // default <out_dir>/sweep.sqlite
   std::string out_dir = "sweep-results";
   bool dry_run = false;    // sim predict instead of servers
+  std::string engine_profile = "sglang";  // engine costs of the dry run (shipped name or calibrate engine file)
   bool adaptive = true;
   bool resume = true;      // reuse finished points from the store
   std::optional<int> point_index;  // run this one expanded point only (Slurm array task)

@@ -344,3 +344,32 @@ TEST(Cli, OpenLoopSendsItsFirstRequestAtTheStart) {
   EXPECT_EQ(agg["request_count"]["avg"], 1);
   std::filesystem::remove_all(dir);
 }
+
+TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
+  auto r = run_cli("sim validate");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("sily-8b-h100-d128x1024-c256"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(not scored)"), std::string::npos) << r.output;  // excluded points are shown
+  EXPECT_NE(r.output.find("MAPE: fitting half"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("held-out half"), std::string::npos) << r.output;
+  // --check enforces its limits with exit 1 and says which.
+  auto strict = run_cli("sim validate --check --max-held-out-mape 1");
+  EXPECT_EQ(strict.code, 1) << strict.output;
+  EXPECT_NE(strict.output.find("over its limit"), std::string::npos) << strict.output;
+  auto missing = run_cli("sim validate --points /nonexistent/points.json");
+  EXPECT_NE(missing.code, 0);
+  EXPECT_NE(missing.output.find("/nonexistent/points.json"), std::string::npos) << missing.output;
+  auto profile = run_cli("sim validate --engine-profile no-such-profile");
+  EXPECT_NE(profile.code, 0);
+  EXPECT_NE(profile.output.find("no-such-profile"), std::string::npos) << profile.output;
+}
+
+TEST(Cli, SimPredictTakesTheSchedulerAndAnEngineProfile) {
+  auto v = run_cli("sim predict --model-spec qwen3-8b --hardware h100 --scheduler vllm --engine-profile vllm "
+                   "--concurrency 4 --request-count 8 --isl 256 --osl 32");
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("ITL"), std::string::npos) << v.output;
+  auto bad = run_cli("sim predict --scheduler trtllm --concurrency 1");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.output.find("--scheduler"), std::string::npos) << bad.output;
+}

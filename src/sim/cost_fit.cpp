@@ -1,0 +1,183 @@
+#include "sim/cost_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "common/error.h"
+
+namespace agentperf::sim {
+namespace {
+
+// Where a fit starts an additive coefficient that is 0 (log space cannot
+// hold 0): a magnitude typical of real engines, so the simplex's first
+// moves are of the right size. Scales start at their current value.
+double typical_start(const std::string& name) {
+  static const std::map<std::string, double> t = {
+      {"step_s", 1e-4},         {"request_s", 1e-5},           {"attention_request_s", 1e-7},
+      {"prefill_token_s", 1e-6}, {"moe_half_tokens_per_expert", 4}, {"linear_decode_s", 1e-6},
+      {"linear_prefill_token_s", 1e-8}, {"allreduce_half_bytes", 1e5}};
+  auto it = t.find(name);
+  return it == t.end() ? 1.0 : it->second;
+}
+
+// The fit's unknowns in log space: the free cost coefficients, then the extras.
+struct Problem {
+  const std::vector<FitTarget>& targets;
+  EngineCosts base;
+  const CostFitOptions& opts;
+  int evaluations = 0;
+
+  std::size_t size() const { return opts.free.size() + opts.extras.size(); }
+  std::pair<double, double> bounds(std::size_t i) const {
+    if (i < opts.free.size()) return EngineCosts::range(opts.free[i]);
+    const auto& e = opts.extras[i - opts.free.size()];
+    return {e.lo, e.hi};
+  }
+  double value(const std::vector<double>& x, std::size_t i) const {
+    const auto [lo, hi] = bounds(i);
+    return std::clamp(std::exp(x[i]), lo, hi);
+  }
+  EngineCosts costs_at(const std::vector<double>& x) const {
+    EngineCosts c = base;
+    for (std::size_t i = 0; i < opts.free.size(); ++i) c.at(opts.free[i]) = value(x, i);
+    return c;
+  }
+  FitExtras extras_at(const std::vector<double>& x) const {
+    FitExtras e;
+    for (std::size_t i = 0; i < opts.extras.size(); ++i) e[opts.extras[i].name] = value(x, opts.free.size() + i);
+    return e;
+  }
+  static double predict(const FitTarget& t, const EngineCosts& c, const FitExtras& e) {
+    return t.predict_with_extras ? t.predict_with_extras(c, e) : t.predict(c);
+  }
+  double objective(const std::vector<double>& x) {
+    const EngineCosts c = costs_at(x);
+    const FitExtras e = extras_at(x);
+    double sum = 0;
+    for (const auto& t : targets) {
+      const double p = predict(t, c, e);
+      const double r = p > 0 && std::isfinite(p) ? std::log(p / t.measured) : 50.0;
+      constexpr double d2 = 0.2 * 0.2;
+      sum += 2 * d2 * (std::sqrt(1 + r * r / d2) - 1);
+    }
+    ++evaluations;
+    if (opts.progress) opts.progress(evaluations, sum);
+    return sum;
+  }
+};
+
+// Nelder-Mead (standard coefficients: reflect 1, expand 2, contract 0.5,
+// shrink 0.5) from x0 with initial steps `step` in each coordinate.
+std::vector<double> nelder_mead(Problem& p, std::vector<double> x0, double step, int budget, double& best) {
+  const std::size_t n = x0.size();
+  std::vector<std::vector<double>> s(n + 1, x0);
+  std::vector<double> f(n + 1);
+  for (std::size_t i = 0; i < n; ++i) s[i + 1][i] += step;
+  for (std::size_t i = 0; i <= n; ++i) f[i] = p.objective(s[i]);
+  const int stop_at = p.evaluations + budget;
+  while (p.evaluations < stop_at) {
+    std::vector<std::size_t> order(n + 1);
+    for (std::size_t i = 0; i <= n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return f[a] < f[b]; });
+    const std::size_t lo = order.front(), hi = order.back(), second = order[n - 1];
+    if (std::abs(f[hi] - f[lo]) <= 1e-10 * (1 + std::abs(f[lo]))) break;
+    std::vector<double> c(n, 0.0);
+    for (std::size_t i = 0; i <= n; ++i)
+      if (i != hi)
+        for (std::size_t k = 0; k < n; ++k) c[k] += s[i][k] / static_cast<double>(n);
+    auto along = [&](double t) {
+      std::vector<double> x(n);
+      for (std::size_t k = 0; k < n; ++k) x[k] = c[k] + t * (s[hi][k] - c[k]);
+      return x;
+    };
+    auto xr = along(-1.0);
+    const double fr = p.objective(xr);
+    if (fr < f[lo]) {
+      auto xe = along(-2.0);
+      const double fe = p.objective(xe);
+      if (fe < fr) s[hi] = xe, f[hi] = fe;
+      else s[hi] = xr, f[hi] = fr;
+    } else if (fr < f[second]) {
+      s[hi] = xr, f[hi] = fr;
+    } else {
+      auto xc = fr < f[hi] ? along(-0.5) : along(0.5);
+      const double fc = p.objective(xc);
+      if (fc < std::min(fr, f[hi])) {
+        s[hi] = xc, f[hi] = fc;
+      } else {
+        for (std::size_t i = 0; i <= n; ++i) {
+          if (i == lo) continue;
+          for (std::size_t k = 0; k < n; ++k) s[i][k] = s[lo][k] + 0.5 * (s[i][k] - s[lo][k]);
+          f[i] = p.objective(s[i]);
+        }
+      }
+    }
+  }
+  const auto best_i = static_cast<std::size_t>(std::min_element(f.begin(), f.end()) - f.begin());
+  best = f[best_i];
+  return s[best_i];
+}
+
+}  // namespace
+
+double mape_percent(const std::vector<double>& relative_errors) {
+  if (relative_errors.empty()) return 0;
+  double s = 0;
+  for (double e : relative_errors) s += std::abs(e);
+  return 100.0 * s / static_cast<double>(relative_errors.size());
+}
+
+CostFitResult fit_engine_costs(const std::vector<FitTarget>& targets, const EngineCosts& start,
+                               const CostFitOptions& opts) {
+  for (const auto& name : opts.free) {
+    try {
+      (void)start.at(name);
+    } catch (const std::out_of_range&) {
+      throw UserError("cannot fit '" + name + "': not an engine cost coefficient");
+    }
+  }
+  for (const auto& t : targets)
+    if (!(t.measured > 0) || !std::isfinite(t.measured))
+      throw UserError("cannot fit to '" + t.label + "': its measured value must be > 0");
+  for (const auto& t : targets)
+    if (!t.predict && !t.predict_with_extras) throw std::invalid_argument("fit target '" + t.label + "' predicts nothing");
+  if (!opts.extras.empty())
+    for (const auto& t : targets)
+      if (!t.predict_with_extras) throw std::invalid_argument("fit with extras: '" + t.label + "' cannot take them");
+  Problem p{targets, start, opts};
+  std::vector<double> x(p.size());
+  for (std::size_t i = 0; i < opts.free.size(); ++i) {
+    const double v = start.at(opts.free[i]);
+    x[i] = std::log(v > 0 ? v : typical_start(opts.free[i]));
+  }
+  for (std::size_t i = 0; i < opts.extras.size(); ++i) x[opts.free.size() + i] = std::log(opts.extras[i].start);
+  double best = p.objective(x);
+  if (!x.empty()) {
+    const int rounds = 1 + std::max(0, opts.restarts);
+    const int per_round = std::max(10, opts.max_evaluations / rounds);
+    double step = 0.7;  // a factor of 2 in each coefficient at first
+    for (int r = 0; r < rounds; ++r) {
+      double f = 0;
+      auto xr = nelder_mead(p, x, step, per_round, f);
+      if (f <= best) best = f, x = xr;
+      step *= 0.5;
+    }
+  }
+  CostFitResult out;
+  out.costs = p.costs_at(x);
+  out.extras = p.extras_at(x);
+  out.objective = best;
+  for (const auto& t : targets) {
+    const double pred = Problem::predict(t, out.costs, out.extras);
+    out.predicted.push_back(pred);
+    out.relative_error.push_back((pred - t.measured) / t.measured);
+  }
+  out.evaluations = p.evaluations;
+  return out;
+}
+
+}  // namespace agentperf::sim

@@ -1,0 +1,72 @@
+// Fitting engine costs (sim/engine_costs.h) to measurements: one fitter for
+// `sim validate --fit` (published points) and `calibrate engine` (probes of
+// a live endpoint).
+//
+// Each target is a measured value and a function that predicts it from a
+// set of costs (usually a whole virtual-time run of the simulator, so the
+// prediction includes queueing and scheduling, not just one step). The fit
+// minimises a robust least-squares loss of the log ratios r = ln(predicted /
+// measured): soft-L1, 2 d^2 (sqrt(1 + r^2 / d^2) - 1) with d = 0.2 (SciPy's
+// least_squares loss='soft_l1'), which is r^2 for errors within ~20 % and
+// grows only linearly beyond, so one point measured under other conditions
+// (published sets mix setups) cannot drag every other point off. Log ratios
+// make a 5 ms ITL and a 5 s TTFT weigh the same. The model is not linear in the costs (a step is max(memory,
+// compute) plus the rest, and a run's metric is a schedule of steps), so the
+// minimiser is Nelder-Mead over the free coefficients in log space: scales
+// stay positive and additive costs non-negative, and a coefficient spanning
+// decades moves by factors, not by steps. Restarts from the best point
+// (with a fresh simplex) stop it from stalling on a flat face. Every value
+// stays inside its coefficient's plausible range (EngineCosts::range).
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/engine_costs.h"
+
+namespace agentperf::sim {
+
+// Extra named values a fit may vary beside the costs (e.g. a GPU's HBM
+// efficiency in `sim validate --fit`), passed to each target's predict.
+using FitExtras = std::map<std::string, double>;
+
+struct FitTarget {
+  std::string label;
+  double measured = 0;
+  std::function<double(const EngineCosts&)> predict;
+  // Used instead of predict when the fit has extras.
+  std::function<double(const EngineCosts&, const FitExtras&)> predict_with_extras;
+};
+
+struct FitExtra {
+  std::string name;
+  double start = 1, lo = 0, hi = 1;
+};
+
+struct CostFitOptions {
+  std::vector<std::string> free;  // coefficients to fit; the rest stay as in `start`
+  std::vector<FitExtra> extras;    // other values to fit (targets need predict_with_extras)
+  int max_evaluations = 400;
+  int restarts = 2;
+  std::function<void(int evaluation, double objective)> progress;  // optional
+};
+
+struct CostFitResult {
+  EngineCosts costs;
+  FitExtras extras;
+  double objective = 0;                // sum of the soft-L1 loss of the log ratios
+  std::vector<double> predicted;       // per target, at the fitted costs
+  std::vector<double> relative_error;  // (predicted - measured) / measured
+  int evaluations = 0;
+};
+
+// Throws UserError when a free name is not a coefficient or a target's
+// measured value is not positive.
+CostFitResult fit_engine_costs(const std::vector<FitTarget>& targets, const EngineCosts& start,
+                               const CostFitOptions& opts);
+
+// Mean absolute percentage error of relative errors, in %.
+double mape_percent(const std::vector<double>& relative_errors);
+
+}  // namespace agentperf::sim

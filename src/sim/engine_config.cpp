@@ -1,0 +1,31 @@
+#include "sim/engine_config.h"
+
+#include "common/error.h"
+
+namespace agentperf::sim {
+
+const char* write_policy_name(WritePolicy p) noexcept {
+  switch (p) {
+    case WritePolicy::write_through: return "write_through";
+    case WritePolicy::write_through_selective: return "write_through_selective";
+    case WritePolicy::write_back: return "write_back";
+  }
+  return "write_through";
+}
+
+WritePolicy parse_write_policy(const std::string& s) {
+  if (s == "write_through") return WritePolicy::write_through;
+  if (s == "write_through_selective") return WritePolicy::write_through_selective;
+  if (s == "write_back") return WritePolicy::write_back;
+  throw UserError("--hicache-write-policy '" + s + "': expected write_through, write_through_selective or write_back");
+}
+
+const char* scheduler_name(SchedulerKind k) noexcept { return k == SchedulerKind::vllm ? "vllm" : "sglang"; }
+
+SchedulerKind parse_scheduler(const std::string& s) {
+  if (s == "sglang") return SchedulerKind::sglang;
+  if (s == "vllm") return SchedulerKind::vllm;
+  throw UserError("--scheduler '" + s + "': expected sglang or vllm");
+}
+
+}  // namespace agentperf::sim

@@ -1,0 +1,80 @@
+// Engine-level costs: the work a serving engine does around the kernels
+// that the hardware roofline (step_time.h) does not see.
+//
+// The roofline alone is optimistic against every published measurement, and
+// the error grows with batch (issue 16: decode ITL 10-20 % low at batch 8,
+// about 48 % low at batch 256; an 8k prefill 4x too fast). A measured
+// kernel profile (agentperf calibrate measure) moves it by 5-8 % only: the
+// missing time is the engine's, not the kernels' peaks. These coefficients
+// name that time, one term for each source, so a fit can assign it:
+//
+//   per forward:        step_s (scheduler, batch preparation, output processing)
+//   per decode request: request_s (sampling, stop checks, detokenising,
+//                       streaming), and attention_request_s per full-attention
+//                       layer: the fixed cost of a decode-attention call for
+//                       one request, which a short context cannot hide
+//                       (decode attention reaches HBM rate only over many
+//                       requests x long contexts, so its efficiency over
+//                       batch x context is kv / (kv + requests x this x rate))
+//   per prefill token:  prefill_token_s (embedding, positions, sampling prep)
+//   scales on the roofline's parts: weight_read_scale (weights streamed),
+//                       kv_read_scale (decode KV read), gemm_scale (GEMM math),
+//                       attention_scale (prefill attention math)
+//   MoE grouped GEMM:   efficiency tpe / (tpe + moe_half_tokens_per_expert),
+//                       tpe = routed tokens per touched expert, on the experts'
+//                       math (few tokens per expert waste the tensor cores)
+//   linear attention:   linear_decode_s per GDN layer per decode request,
+//                       linear_prefill_token_s per GDN layer per prefill token
+//                       (the chunked-scan kernels run far from roofline)
+//   all-reduce:         bandwidth efficiency m / (m + allreduce_half_bytes) for
+//                       an m-byte message (small messages are latency-bound)
+//
+// Every coefficient is neutral by default (scales 1, additions 0), which is
+// the pure roofline. The shipped profiles (data/engines/*.json) are fitted on
+// the fitting half of the validation set (data/validation, `agentperf sim
+// validate --fit`) and never on its held-out half; `agentperf calibrate
+// engine --url` fits one against a live endpoint. The fit is the same code
+// either way (sim/cost_fit.h).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace agentperf::sim {
+
+struct EngineCosts {
+  std::string name = "roofline";  // profile name, for outputs
+  std::string source;             // where it was read from
+  double step_s = 0;
+  double request_s = 0;
+  double attention_request_s = 0;
+  double prefill_token_s = 0;
+  double weight_read_scale = 1;
+  double kv_read_scale = 1;
+  double gemm_scale = 1;
+  double attention_scale = 1;
+  double moe_half_tokens_per_expert = 0;
+  double linear_decode_s = 0;
+  double linear_prefill_token_s = 0;
+  double allreduce_half_bytes = 0;
+
+  // The coefficients by name, in file order: what a fit varies and prints.
+  static const std::vector<std::string>& names();
+  double& at(const std::string& name);  // throws std::out_of_range for an unknown name
+  double at(const std::string& name) const;
+  bool neutral_value(const std::string& name) const;
+  // The range a file may give the coefficient (and a fit may reach).
+  static std::pair<double, double> range(const std::string& name);
+};
+
+// A shipped profile ("sglang", "vllm", "roofline") or a JSON file:
+//   {"name": ..., "notes": ..., "coefficients": {"step_s": ..., ...}, "fit": {...}}
+// Unknown or out-of-range coefficients are a UserError naming the file and key.
+EngineCosts load_engine_costs(const std::string& name_or_path);
+std::vector<std::string> builtin_engine_cost_names();
+// The file form: name, notes, coefficients (and `extra`, e.g. the fit's
+// residuals, under "fit").
+nlohmann::ordered_json engine_costs_json(const EngineCosts& c, const std::string& notes,
+                                         const nlohmann::ordered_json& fit = nullptr);
+
+}  // namespace agentperf::sim

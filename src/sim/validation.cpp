@@ -1,0 +1,193 @@
+#include "sim/validation.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/json_reader.h"
+#include "metrics/record_metrics.h"
+#include "metrics/stats.h"
+#include "sim/builtin_specs.h"
+#include "sim/engine.h"
+#include "sim/predictor.h"
+
+namespace agentperf::sim {
+namespace {
+
+}  // namespace
+
+const std::vector<std::string>& validation_metric_names() {
+  static const std::vector<std::string> m = {
+      "tpot_ms_mean", "tpot_ms_median", "itl_ms_mean", "itl_ms_median", "ttft_ms_mean", "ttft_ms_median",
+      "ttft_ms_p95", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "total_tokens_per_s"};
+  return m;
+}
+
+namespace {
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return percentile_sorted(v, 50);
+}
+
+double mean_of(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+double metric_of(const std::string& metric, const std::vector<RequestRecord>& records, int tp) {
+  std::vector<double> tpot, gaps, ttft;
+  double out_tokens = 0, all_tokens = 0;
+  std::int64_t first_start = 0, last_end = 0;
+  bool any = false;
+  for (const auto& r : records) {
+    if (r.error || r.phase != Phase::profiling) continue;
+    const RecordMetrics m = compute_metrics(r);
+    if (m.ttft_ms) ttft.push_back(*m.ttft_ms);
+    if (m.itl_ms) tpot.push_back(*m.itl_ms);
+    gaps.insert(gaps.end(), m.inter_chunk_ms.begin(), m.inter_chunk_ms.end());
+    const double osl = static_cast<double>(m.osl.value_or(0));
+    out_tokens += osl;
+    all_tokens += osl + static_cast<double>(m.isl.value_or(0));
+    if (!any || r.start_ns < first_start) first_start = r.start_ns;
+    last_end = std::max(last_end, r.end_ns);
+    any = true;
+  }
+  const double seconds = any ? static_cast<double>(last_end - first_start) / 1e9 : 0.0;
+  if (metric == "tpot_ms_mean") return mean_of(tpot);
+  if (metric == "tpot_ms_median") return median_of(tpot);
+  if (metric == "itl_ms_mean") return mean_of(gaps);
+  if (metric == "itl_ms_median") return median_of(gaps);
+  if (metric == "ttft_ms_mean") return mean_of(ttft);
+  if (metric == "ttft_ms_median") return median_of(ttft);
+  if (metric == "ttft_ms_p95") {
+    std::sort(ttft.begin(), ttft.end());
+    return ttft.empty() ? 0 : percentile_sorted(ttft, 95);
+  }
+  if (seconds <= 0) return 0;
+  if (metric == "output_tokens_per_s") return out_tokens / seconds;
+  if (metric == "output_tokens_per_s_per_gpu") return out_tokens / seconds / std::max(1, tp);
+  if (metric == "total_tokens_per_s") return all_tokens / seconds;
+  throw UserError("validation metric '" + metric + "' is not known");
+}
+
+ValidationSet load_validation_set(const std::string& name_or_path) {
+  nlohmann::json j;
+  ValidationSet set;
+  if (name_or_path == "builtin") {
+    const auto& b = builtin_validation_json();
+    auto it = b.find("points");
+    if (it == b.end()) throw UserError("this build has no built-in validation set (data/validation/points.json)");
+    j = nlohmann::json::parse(it->second);
+    set.source = "built-in validation set (data/validation/points.json)";
+  } else {
+    if (!std::filesystem::exists(name_or_path)) throw UserError("validation set '" + name_or_path + "': no such file");
+    std::ifstream in(name_or_path);
+    j = parse_json(in, name_or_path);
+    set.source = name_or_path;
+  }
+  const JsonReader f(j, set.source);
+  f.reject_unknown_keys({"schema", "notes", "assumed_input_tokens", "points"});
+  set.assumed_input_tokens = f.integer_or("assumed_input_tokens", 512, JsonRange::between(1, 10000000));
+  const JsonReader pts = f.array("points", true);
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const JsonReader p = pts.at(i);
+    p.reject_unknown_keys({"id", "split", "kind", "engine", "engine_version", "model", "hf_model", "precision", "gpu",
+                           "num_gpus", "tp", "ep", "flags", "load", "kv_dtype_bytes", "metric", "value", "source",
+                           "source_detail", "retrieved", "notes", "excluded"});
+    ValidationPoint v;
+    v.id = p.string("id");
+    v.split = p.string("split");
+    if (v.split != "fit" && v.split != "held_out") p.fail("split", "must be \"fit\" or \"held_out\"");
+    v.kind = p.string("kind");
+    v.engine = p.string("engine");
+    if (v.engine != "vllm" && v.engine != "sglang") p.fail("engine", "must be vllm or sglang (the schedulers the simulator has)");
+    v.engine_version = p.string_or("engine_version", "");
+    v.model = p.string("model");
+    v.gpu = p.string("gpu");
+    v.tp = p.integer_or("tp", 1, JsonRange::between(1, 64));
+    v.kv_dtype_bytes = p.integer_or("kv_dtype_bytes", 2, JsonRange::between(1, 4));
+    const JsonReader load = p.object("load");
+    load.reject_unknown_keys({"concurrency", "input_tokens", "output_tokens", "num_prompts", "prefix_tokens", "notes"});
+    v.concurrency = load.integer("concurrency", JsonRange::between(1, 100000));
+    if (load.has("input_tokens") && !load.node()["input_tokens"].is_null())
+      v.input_tokens = load.integer("input_tokens", JsonRange::between(1, 10000000));
+    v.output_tokens = load.integer("output_tokens", JsonRange::between(1, 10000000));
+    if (load.has("num_prompts")) v.num_prompts = load.integer("num_prompts", JsonRange::between(1, 1000000));
+    v.prefix_tokens = load.integer_or("prefix_tokens", 0, JsonRange::between(0, 10000000));
+    if (v.prefix_tokens > 0 && (!v.input_tokens || v.prefix_tokens >= *v.input_tokens))
+      load.fail("prefix_tokens", "must be below input_tokens (the prefix is part of the input)");
+    v.metric = p.string("metric");
+    if (std::find(validation_metric_names().begin(), validation_metric_names().end(), v.metric) == validation_metric_names().end()) {
+      std::string list;
+      for (const auto& m : validation_metric_names()) list += (list.empty() ? "" : ", ") + m;
+      p.fail("metric", "must be one of " + list);
+    }
+    v.value = p.number("value", JsonRange::positive());
+    v.source = p.string("source");
+    v.excluded = p.string_or("excluded", "");
+    for (const auto& other : set.points)
+      if (other.id == v.id) p.fail("id", "duplicates an earlier point's id");
+    set.points.push_back(std::move(v));
+  }
+  return set;
+}
+
+double predict_metric(const ModelSpec& model, const HardwareSpec& hw, const EngineConfig& cfg,
+                      const BenchmarkShape& shape) {
+  Engine engine(model, hw, cfg);
+  PredictConfig pc;
+  auto& load = pc.load;
+  load.prompt_format = PromptFormat::token_ids;
+  load.concurrency = shape.concurrency;
+  load.isl = {static_cast<double>(shape.input_tokens), 0, 1};
+  load.osl = {static_cast<double>(shape.output_tokens), 0, 1};
+  if (shape.prefix_tokens > 0) {
+    load.prefix_length = shape.prefix_tokens;
+    load.num_prefix_groups = 1;
+  }
+  // Enough requests for the batch to stay full for most of the run.
+  load.request_count = shape.num_prompts ? *shape.num_prompts : std::max<std::int64_t>(2LL * shape.concurrency, 4);
+  load.warmup_request_count = shape.warmup_prompts;
+  load.seed = 1;
+  const PredictResult r = predict(engine, pc);
+  return metric_of(shape.metric, r.run.records, cfg.tp);
+}
+
+double predict_point(const ValidationSet& set, const ValidationPoint& p, const EngineCosts& costs,
+                     const std::map<std::string, double>& hbm_efficiency) {
+  ModelSpec model = load_model_spec(p.model);
+  model.kv_dtype_bytes = p.kv_dtype_bytes;
+  HardwareSpec hw = load_hardware_spec(p.gpu);
+  if (auto it = hbm_efficiency.find(p.gpu); it != hbm_efficiency.end()) hw.eff_hbm = it->second;
+  EngineConfig cfg;
+  cfg.tp = p.tp;
+  cfg.costs = costs;
+  if (p.engine == "vllm") {
+    // vllm serve's defaults on >= 70 GiB GPUs (vllm/engine/arg_utils.py):
+    // 8192 batched tokens, 1024 sequences, KV at 90 % of memory, CUDA
+    // graphs up to batch 512, 16-token blocks.
+    cfg.scheduler = SchedulerKind::vllm;
+    cfg.max_num_batched_tokens = 8192;
+    cfg.max_running_requests = 1024;
+    cfg.mem_fraction_static = 0.9;
+    cfg.cuda_graph_max_bs = 512;
+    cfg.page_size = 16;
+  }
+  BenchmarkShape shape;
+  shape.concurrency = p.concurrency;
+  shape.input_tokens = p.input_tokens.value_or(set.assumed_input_tokens);
+  shape.output_tokens = p.output_tokens;
+  shape.prefix_tokens = p.prefix_tokens;
+  shape.num_prompts = p.num_prompts;
+  shape.metric = p.metric;
+  return predict_metric(model, hw, cfg, shape);
+}
+
+}  // namespace agentperf::sim

@@ -1,0 +1,90 @@
+// The validation set: published measurements of real engines
+// (data/validation/points.json; sources in each row and in
+// docs/sim-validation-sources.md), and how one is replayed on the
+// simulator to score it (`agentperf sim validate`).
+//
+// A point fixes the engine, model, GPU and TP, the load (closed-loop
+// concurrency, fixed input and output lengths of random tokens, as the
+// `vllm bench serve --dataset-name random` runs behind most points), and
+// one metric. Replaying it is `sim predict` on the same shape: the point's
+// requests in virtual time with the engine's scheduler (vllm or sglang),
+// and the metric computed from the records with the same definitions the
+// source used:
+//   tpot_ms_mean      mean over requests of (E2E - TTFT) / (OSL - 1)
+//                     (vLLM's TPOT; AIPerf's ITL)
+//   itl_ms_mean/median  mean/median of every gap between streamed tokens
+//   ttft_ms_mean/median/p95
+//   output_tokens_per_s, total_tokens_per_s: tokens over the benchmark's
+//                     first start to last end; _per_gpu divides by TP
+// The split into a fitting half and a held-out half is in the data (fixed
+// before anything was fitted: within each kind, by id, alternately); a fit
+// (sim/cost_fit.h) only ever sees the fitting half.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/record.h"
+#include "sim/engine_config.h"
+#include "sim/engine_costs.h"
+#include "sim/specs.h"
+
+namespace agentperf::sim {
+
+struct ValidationPoint {
+  std::string id, split, kind, engine, engine_version, model, gpu, metric, source;
+  int tp = 1;
+  int concurrency = 1;
+  std::optional<int> input_tokens;  // absent: the set's assumed_input_tokens
+  int output_tokens = 1;
+  std::optional<int> num_prompts;   // requests sent (default: enough for a steady state)
+  int prefix_tokens = 0;            // of the input, a prefix every request shares (cached after the first)
+  int kv_dtype_bytes = 2;           // KV cache element size the engine ran with
+  double value = 0;
+  // Non-empty: shown, but neither fitted nor scored, for this reason (a
+  // condition the source leaves unknown, stated in the data before any fit).
+  std::string excluded;
+  bool held_out() const { return split == "held_out"; }
+};
+
+struct ValidationSet {
+  std::string source;
+  int assumed_input_tokens = 512;
+  std::vector<ValidationPoint> points;
+};
+
+// "builtin" (the shipped set) or a path. Throws UserError naming the file,
+// the point and the field.
+ValidationSet load_validation_set(const std::string& name_or_path);
+
+// A benchmark's shape: closed-loop concurrency over fixed-length random
+// prompts (input_tokens include a shared prefix_tokens), and the metric.
+struct BenchmarkShape {
+  int concurrency = 1;
+  int input_tokens = 1;
+  int output_tokens = 1;
+  int prefix_tokens = 0;
+  std::optional<int> num_prompts;
+  int warmup_prompts = 0;  // sent and drained first, not scored (e.g. to cache the shared prefix)
+  std::string metric;
+};
+
+// The metric over the profiling records of a run (simulated or measured:
+// `calibrate engine` scores its probes with this too), with the definitions
+// above. Throws UserError for an unknown metric name.
+double metric_of(const std::string& metric, const std::vector<RequestRecord>& records, int tp);
+const std::vector<std::string>& validation_metric_names();
+
+// The shape's metric, predicted on an engine of this model, GPU and config.
+double predict_metric(const ModelSpec& model, const HardwareSpec& hw, const EngineConfig& cfg,
+                      const BenchmarkShape& shape);
+
+// The point's metric, predicted with these engine costs (the engine's
+// published defaults for the rest of the config). hbm_efficiency: GPU name
+// -> the fraction of HBM bandwidth to use instead of its spec's (a fit's
+// candidate; the fitted values then go into data/hardware).
+double predict_point(const ValidationSet& set, const ValidationPoint& p, const EngineCosts& costs,
+                     const std::map<std::string, double>& hbm_efficiency = {});
+
+}  // namespace agentperf::sim

@@ -1,0 +1,269 @@
+// Engine costs, the vLLM scheduler, the validation set and the cost fit,
+// with hand-computed expectations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <set>
+
+#include "common/error.h"
+#include "sim/cost_fit.h"
+#include "sim/engine.h"
+#include "sim/engine_costs.h"
+#include "sim/memory_plan.h"
+#include "sim/validation.h"
+
+using namespace agentperf;
+using namespace agentperf::sim;
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("agentperf_costs_" + std::to_string(::getpid()) + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::shared_ptr<const std::vector<Token>> tokens(Token start, int n) {
+  auto v = std::make_shared<std::vector<Token>>(static_cast<std::size_t>(n));
+  std::iota(v->begin(), v->end(), start);
+  return v;
+}
+
+}  // namespace
+
+TEST(EngineCosts, NeutralCostsAreThePureRoofline) {
+  const auto m = load_model_spec("qwen3-8b");
+  const auto hw = load_hardware_spec("h200");
+  EngineConfig plain;
+  EngineConfig costed;
+  costed.costs = load_engine_costs("roofline");
+  StepTimeModel a(m, hw, plain), b(m, hw, costed);
+  EXPECT_DOUBLE_EQ(a.decode_round(32, 32 * 2000.0).total_s, b.decode_round(32, 32 * 2000.0).total_s);
+  EXPECT_DOUBLE_EQ(a.prefill(4096, 4096.0 * 4097 / 2, 4096, 1).total_s, b.prefill(4096, 4096.0 * 4097 / 2, 4096, 1).total_s);
+}
+
+TEST(EngineCosts, EachTermAddsWhatItSays) {
+  const auto m = load_model_spec("qwen3-8b");  // 36 full-attention layers
+  const auto hw = load_hardware_spec("h200");
+  EngineConfig base;
+  StepTimeModel plain(m, hw, base);
+  EngineConfig c = base;
+  c.costs.step_s = 1e-3;
+  c.costs.request_s = 2e-5;
+  c.costs.attention_request_s = 1e-7;
+  c.costs.prefill_token_s = 1e-6;
+  StepTimeModel costed(m, hw, c);
+  // Decode round of 16 requests: step + 16 x (request + 36 x attention_request).
+  const double d0 = plain.decode_round(16, 16 * 1000.0).total_s;
+  const double d1 = costed.decode_round(16, 16 * 1000.0).total_s;
+  EXPECT_NEAR(d1 - d0, 1e-3 + 16 * (2e-5 + 36 * 1e-7), 1e-12);
+  // Prefill of 2000 tokens: step + 2000 x prefill_token (no decode requests).
+  const double p0 = plain.prefill(2000, 2000.0 * 2001 / 2, 2000, 1).total_s;
+  const double p1 = costed.prefill(2000, 2000.0 * 2001 / 2, 2000, 1).total_s;
+  EXPECT_NEAR(p1 - p0, 1e-3 + 2000 * 1e-6, 1e-12);
+  // Scales multiply their part: a compute-bound prefill's GEMM time doubles.
+  EngineConfig g = base;
+  g.costs.gemm_scale = 2;
+  const auto t0 = plain.prefill(8192, 0, 8192, 1);
+  const auto t2 = StepTimeModel(m, hw, g).prefill(8192, 0, 8192, 1);
+  EXPECT_NEAR(t2.compute_s, 2 * t0.compute_s, 1e-12);
+}
+
+TEST(EngineCosts, MoeGroupedGemmEfficiencyFallsWithTokensPerExpert) {
+  const auto m = load_model_spec("qwen3-30b-a3b");
+  const auto hw = load_hardware_spec("h100");
+  EngineConfig base;
+  EngineConfig slow = base;
+  slow.costs.moe_half_tokens_per_expert = 64;
+  // Compute-bound prefill: the expert part of the math is divided by tpe / (tpe + 64).
+  const auto a = StepTimeModel(m, hw, base).prefill(16384, 0, 16384, 1);
+  const auto b = StepTimeModel(m, hw, slow).prefill(16384, 0, 16384, 1);
+  EXPECT_GT(b.compute_s, a.compute_s);
+  const double tpe = 16384.0 * m.moe->top_k / a.experts_touched;  // ~1024 tokens per expert
+  const double expert_share = (b.compute_s - a.compute_s) / (a.compute_s * 64 / tpe);
+  EXPECT_GT(expert_share, 0.1);  // the routed experts are a real part of the math
+  EXPECT_LT(expert_share, 1.0);  // but not all of it (attention projections, shared layers)
+}
+
+TEST(EngineCosts, ShippedProfilesLoadAndBadOnesAreRejected) {
+  for (const auto& name : builtin_engine_cost_names()) EXPECT_NO_THROW(load_engine_costs(name)) << name;
+  const auto unknown = write_temp("u.json", R"({"name":"x","coefficients":{"step_ms":1}})");
+  try {
+    load_engine_costs(unknown);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("step_ms"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(unknown), std::string::npos) << e.what();
+  }
+  const auto range = write_temp("r.json", R"({"name":"x","coefficients":{"step_s":3}})");  // seconds, not ms
+  EXPECT_THROW(load_engine_costs(range), UserError);
+  EXPECT_THROW(load_engine_costs("no-such-profile"), UserError);
+  // A written profile reads back the same.
+  EngineCosts c;
+  c.name = "t";
+  c.request_s = 3.5e-5;
+  c.kv_read_scale = 1.25;
+  const auto back = write_temp("b.json", engine_costs_json(c, "test").dump());
+  const auto r = load_engine_costs(back);
+  EXPECT_DOUBLE_EQ(r.request_s, 3.5e-5);
+  EXPECT_DOUBLE_EQ(r.kv_read_scale, 1.25);
+}
+
+TEST(VllmScheduler, DecodeAndPrefillChunksShareOneStepUnderTheTokenBudget) {
+  EngineConfig c;
+  c.scheduler = SchedulerKind::vllm;
+  c.max_num_batched_tokens = 512;
+  c.chunked_prefill_size = 1 << 20;  // only the step budget chunks
+  Engine e(load_model_spec("qwen3-8b"), load_hardware_spec("h200"), c);
+  e.submit({1, tokens(1, 100), 50, 0});
+  auto first = e.step();  // prefill of request 1 alone
+  ASSERT_TRUE(first.prefill);
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_TRUE(first.events[0].first);
+  // A long prompt arrives while 1 decodes: each step decodes 1 and
+  // prefills 512 - 1 tokens of request 2, in the same forward.
+  e.submit({2, tokens(100000, 2000), 10, 0});
+  int mixed = 0;
+  std::int64_t decoded_1 = 0;
+  bool first_2 = false;
+  for (int i = 0; i < 4; ++i) {
+    auto s = e.step();
+    for (const auto& ev : s.events) {
+      if (ev.id == 1) decoded_1 += ev.new_tokens;
+      if (ev.id == 2 && ev.first) first_2 = true;
+    }
+    if (s.prefill && s.batch == 2) ++mixed;
+    if (i < 3) EXPECT_EQ(s.tokens, 512) << "step " << i;  // 1 decode token + 511 prefill tokens
+  }
+  EXPECT_EQ(mixed, 4);
+  EXPECT_EQ(decoded_1, 4);  // request 1 never waited for the prefill
+  EXPECT_TRUE(first_2);     // 2000 tokens in chunks of 511: the 4th step finishes it
+  // SGLang's scheduler would instead have stalled request 1 for the prefill.
+  EngineConfig sg;
+  sg.chunked_prefill_size = 511;
+  Engine s(load_model_spec("qwen3-8b"), load_hardware_spec("h200"), sg);
+  s.submit({1, tokens(1, 100), 50, 0});
+  s.step();
+  s.submit({2, tokens(100000, 2000), 10, 0});
+  std::int64_t sg_decoded_1 = 0;
+  for (int i = 0; i < 4; ++i)
+    for (const auto& ev : s.step().events)
+      if (ev.id == 1 && !ev.first) sg_decoded_1 += ev.new_tokens;
+  EXPECT_EQ(sg_decoded_1, 0);
+}
+
+TEST(ValidationSet, ShippedSetCoversKindsModelsGpusAndBothHalves) {
+  const auto set = load_validation_set("builtin");
+  ASSERT_GE(set.points.size(), 20u);
+  std::set<std::string> kinds_fit, kinds_held, models, gpus;
+  for (const auto& p : set.points) {
+    EXPECT_FALSE(p.source.empty()) << p.id;
+    EXPECT_EQ(p.source.rfind("http", 0), 0u) << p.id << ": source should be a URL";
+    if (!p.excluded.empty()) continue;
+    (p.held_out() ? kinds_held : kinds_fit).insert(p.kind);
+    models.insert(p.model);
+    gpus.insert(p.gpu);
+    EXPECT_NO_THROW(load_model_spec(p.model)) << p.id;
+    EXPECT_NO_THROW(load_hardware_spec(p.gpu)) << p.id;
+  }
+  const std::set<std::string> all_kinds = {"decode_itl", "prefill_ttft", "throughput"};
+  EXPECT_EQ(kinds_fit, all_kinds);
+  EXPECT_EQ(kinds_held, all_kinds);
+  EXPECT_TRUE(models.count("qwen3-8b") && models.count("qwen3-32b"));
+  EXPECT_TRUE(gpus.count("h100") && gpus.count("h200") && gpus.count("b200"));
+}
+
+TEST(ValidationSet, MetricsFollowTheSourcesDefinitions) {
+  // Two requests, token ids so lengths are exact: stamps in ms.
+  auto rec = [](std::int64_t start_ms, std::vector<std::int64_t> content_ms, int isl) {
+    RequestRecord r;
+    r.phase = Phase::profiling;
+    r.streamed = true;
+    r.prompt_exact = true;
+    r.requested_isl = isl;
+    r.start_ns = start_ms * 1000000;
+    for (auto c : content_ms) r.content_ns.push_back(c * 1000000);
+    r.end_ns = r.content_ns.back();
+    r.content_events = static_cast<int>(content_ms.size());
+    r.usage_prompt_tokens = isl;
+    r.usage_completion_tokens = static_cast<std::int64_t>(content_ms.size());
+    return r;
+  };
+  std::vector<RequestRecord> rs = {rec(0, {10, 12, 14, 16}, 100), rec(0, {20, 30, 40}, 50)};
+  // TPOT: (16-10)/3 = 2 and (40-20)/2 = 10 -> mean 6; gaps 2,2,2,10,10 -> median 2, mean 5.2.
+  EXPECT_NEAR(metric_of("tpot_ms_mean", rs, 1), 6, 1e-9);
+  EXPECT_NEAR(metric_of("itl_ms_median", rs, 1), 2, 1e-9);
+  EXPECT_NEAR(metric_of("itl_ms_mean", rs, 1), 5.2, 1e-9);
+  EXPECT_NEAR(metric_of("ttft_ms_mean", rs, 1), 15, 1e-9);
+  // 7 output tokens over 40 ms; 157 tokens in all; per GPU at TP2.
+  EXPECT_NEAR(metric_of("output_tokens_per_s", rs, 1), 7 / 0.040, 1e-6);
+  EXPECT_NEAR(metric_of("total_tokens_per_s", rs, 1), 157 / 0.040, 1e-6);
+  EXPECT_NEAR(metric_of("output_tokens_per_s_per_gpu", rs, 2), 7 / 0.040 / 2, 1e-6);
+  EXPECT_THROW(metric_of("tokens_per_joule", rs, 1), UserError);
+}
+
+TEST(ValidationSet, BadPointsNameTheFieldAndPoint) {
+  const auto f = write_temp("v.json", R"({"points":[{"id":"a","split":"fit","kind":"decode_itl","engine":"vllm",
+    "model":"qwen3-8b","gpu":"h100","load":{"concurrency":1,"input_tokens":10,"output_tokens":10},
+    "metric":"tpot_ms_mean","value":-1,"source":"https://x"}]})");
+  try {
+    load_validation_set(f);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("value"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CostFit, RecoversKnownCoefficientsFromExactTargets) {
+  // Targets from a known linear model of the fitted names: y = step + B x request.
+  EngineCosts truth;
+  truth.step_s = 2.5e-3;
+  truth.request_s = 4e-5;
+  std::vector<FitTarget> targets;
+  for (int b : {1, 4, 16, 64, 256}) {
+    auto f = [b](const EngineCosts& c) { return c.step_s + b * c.request_s; };
+    targets.push_back({"b" + std::to_string(b), f(truth), f});
+  }
+  CostFitOptions o;
+  o.free = {"step_s", "request_s"};
+  o.max_evaluations = 600;
+  const auto r = fit_engine_costs(targets, EngineCosts{}, o);
+  EXPECT_NEAR(r.costs.step_s / truth.step_s, 1, 1e-3);
+  EXPECT_NEAR(r.costs.request_s / truth.request_s, 1, 1e-3);
+  EXPECT_LT(mape_percent(r.relative_error), 0.1);
+  o.free = {"no_such"};
+  EXPECT_THROW(fit_engine_costs(targets, EngineCosts{}, o), UserError);
+}
+
+TEST(MemoryPlan, DraftsOwnEmbedAndHeadShrinkThePoolsWhileTheyAreSized) {
+  auto m = load_model_spec("qwen3.5-397b-a17b-nvfp4");
+  const auto hw = load_hardware_spec("b200");
+  EngineConfig c;
+  c.tp = 4;
+  c.spec.enabled = true;
+  const auto with = plan_memory(m, hw, c);
+  m.mtp->own_embed_head_bytes = 0;
+  const auto without = plan_memory(m, hw, c);
+  // 4.068 GB over TP4 = 1.017 GB per rank less for KV + state.
+  EXPECT_NEAR(without.rest_bytes - with.rest_bytes, 4.068e9 / 4, 1e3);
+  EXPECT_LT(with.kv_tokens, without.kv_tokens);
+}
+
+TEST(ValidationSet, ShippedProfileBeatsTheRooflineOnTheHeldOutHalf) {
+  // A regression guard on the fit (docs/sim-validation.md): the shipped
+  // engine costs must keep the held-out MAPE well under the roofline's.
+  const auto set = load_validation_set("builtin");
+  auto held_out_mape = [&](const std::string& profile) {
+    const auto costs = load_engine_costs(profile);
+    std::vector<double> err;
+    for (const auto& p : set.points)
+      if (p.held_out() && p.excluded.empty()) err.push_back((predict_point(set, p, costs) - p.value) / p.value);
+    return mape_percent(err);
+  };
+  const double roofline = held_out_mape("roofline"), shipped = held_out_mape("vllm");
+  EXPECT_GT(roofline, 18.0);  // 23.1 % when the profile was fitted
+  EXPECT_LT(shipped, 15.0);   // 12.6 % when the profile was fitted
+}
