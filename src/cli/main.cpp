@@ -1,7 +1,11 @@
 // agentperf: benchmark, plan and route LLM inference under agentic workloads.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "cli/aiperf_compat.h"
 #include "cli/calibrate_command.h"
 #include "cli/checkpoint_command.h"
 #include "cli/eval_command.h"
@@ -66,8 +70,30 @@ int main(int argc, char** argv) {
   auto sweep = cli::add_sweep_commands(app);
 
   for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->footer(exit_codes);
+  // AIPerf's `profile --scenario ...` (as InferenceX launches it, also when
+  // this binary runs under the name `aiperf`) becomes a replay
+  // (cli/aiperf_compat.h).
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::optional<cli::AiperfTranslation> aiperf;
+  if (cli::is_aiperf_scenario_command(args)) {
+    try {
+      aiperf = cli::translate_aiperf_profile(args);
+    } catch (const UserError& e) {
+      std::fprintf(stderr, "agentperf: error: %s\n", e.what());
+      return exit_code::usage;
+    }
+    args = aiperf->args;
+    cli::set_replay_aiperf_scenario(*replay, *aiperf);
+    for (const auto& f : aiperf->accepted_not_modelled)
+      std::fprintf(stderr, "agentperf: %s: accepted, not modelled (listed in the results' metadata)\n", f.c_str());
+    for (const auto& v : aiperf->violations)
+      std::fprintf(stderr, "agentperf: scenario rule broken under --unsafe-override: %s (submission_valid: false)\n",
+                   v.c_str());
+  }
+  std::vector<char*> parse_argv{argv[0]};
+  for (auto& a : args) parse_argv.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(parse_argv.size()), parse_argv.data());
   } catch (const CLI::ParseError& e) {
     // --help and --version print and exit 0 as CLI11 does. Every other
     // parse error is a usage error (exit 2, docs/exit-codes.md), not

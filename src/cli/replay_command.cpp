@@ -1,9 +1,11 @@
 #include "cli/replay_command.h"
 
 #include <cstdio>
+#include <optional>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/aiperf_compat.h"
 #include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
 #include "cli/replay_options.h"
@@ -30,7 +32,10 @@ struct ReplayCommand {
   replay::ReplayConfig cfg;
   ReplayTraceOptions traces;
   double max_error_rate = 0.10;
+  std::optional<AiperfTranslation> aiperf;  // run as AIPerf's `profile --scenario`
 };
+
+void set_replay_aiperf_scenario(ReplayCommand& rc, const AiperfTranslation& t) { rc.aiperf = t; }
 
 std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
   auto rc = std::make_shared<ReplayCommand>();
@@ -97,7 +102,24 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   info.records_streamed = true;
   info.records_error = records.close();
   const RunVerdict verdict = replay::judge_replay(res, rc.max_error_rate);
-  const auto agg = replay::build_replay_aggregate(res, rc.cfg, info, verdict);
+  auto agg = replay::build_replay_aggregate(res, rc.cfg, info, verdict);
+  if (rc.aiperf) {
+    // As AIPerf stamps a scenario run: the scenario, and a submission that
+    // broke a rule under --unsafe-override is not valid.
+    auto& md = agg.json["metadata"];
+    md["scenario"] = rc.aiperf->scenario;
+    md["dataset"]["name"] = rc.aiperf->dataset;
+    if (rc.aiperf->unsafe_override && !rc.aiperf->violations.empty()) {
+      md["submission_valid"] = false;
+      md["submission_invalid_reasons"].push_back("unsafe_override");
+      md["scenario_rules_broken"] = rc.aiperf->violations;
+    }
+    if (!verdict.complete) {
+      md["submission_valid"] = false;
+      md["submission_invalid_reasons"].push_back("run_cancelled");
+    }
+    md["aiperf_flags_not_modelled"] = rc.aiperf->accepted_not_modelled;
+  }
   return finish_measured_run(agg.json, verdict, dir, info.records_error, rc.output.quiet,
                              [&] { print_replay_lines(agg.inferencex, res); });
 }

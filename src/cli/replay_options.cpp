@@ -55,7 +55,8 @@ void add_replay_schedule_options(CLI::App& cmd, replay::ReplayConfig& cfg, Repla
   cmd.add_option("--warmup-requests-per-lane", cfg.warmup_requests_per_lane,
                  "Zero-delay one-token requests per lane after the primers")
       ->transform(int_in(0, 1'000'000))->capture_default_str()->group(w);
-  cmd.add_option("--warmup-spread-seconds", cfg.warmup_spread_s, "Longest span of the primer spread")
+  cmd.add_option("--warmup-spread-seconds", cfg.warmup_spread_s,
+                 "No effect (kept so scripts run): each primer's lead is clamped to --system-idle-cap, as AIPerf does")
       ->check(seconds_in(0, limits::max_seconds))->capture_default_str()->group(w);
   cmd.add_option("--warmup-grace-period", cfg.warmup_grace_s, "Seconds warmup may take before profiling starts anyway")
       ->check(positive_seconds_up_to(limits::max_seconds))->capture_default_str()->group(w);

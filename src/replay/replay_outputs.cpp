@@ -56,6 +56,7 @@ ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConf
   agg["replay"] = {{"plays_started", res.plays_started}, {"plays_finished", res.plays_finished},
                    {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
                    {"deadlocks_broken", res.deadlocks_broken},
+                   {"warmup_dropped_lanes", res.warmup_dropped_lanes},
                    {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
   return {std::move(agg), ixa.headline};
 }

@@ -18,14 +18,17 @@
 //    tree's system blocks, the same for every request of the tree;
 //  - --duration stops new requests; in-flight ones get --grace-period and are
 //    counted, then cancelled (499).
-//  - warmup (on by default): each initial lane's tree is cut at a t* drawn
-//    uniformly in [0.25, 0.75] of its recorded span; turns before t* are
-//    history; every stream mid-flight at t* sends its last pre-t* turn with
-//    max_tokens 1 (a primer: the server cache reaches the t* state), spread
-//    so every lane's t* lands at one instant; then each lane sends its next
+//  - warmup (on by default): each initial lane's tree is cut at AIPerf's t*
+//    (numpy default_rng of sha256("{seed}:{trace}:{lane}"), uniform in
+//    [0.25, 0.75] of the span of recorded request starts); turns before t*
+//    are history; every stream mid-flight at t* sends its last pre-t* turn
+//    with max_tokens 1 (a primer: the server cache reaches the t* state),
+//    each primer's lead clamped to the system idle cap, so every lane's t*
+//    lands at one instant; then each lane sends its next
 //    --warmup-requests-per-lane turns with no delay and 1-token outputs;
-//    then profiling resumes every stream at its next turn with the residual
-//    of its recorded delay. A failed root primer aborts the run.
+//    then profiling resumes every stream at its recorded timestamp - t*,
+//    less the phase-wide minimum. A failed primer aborts the run, except a
+//    context overflow, which drops that trace's lanes (docs/agentx.md).
 #pragma once
 #include <atomic>
 #include <memory>
@@ -82,7 +85,9 @@ struct ReplayConfig {
   bool warmup = true;
   double t_star_min = 0.25, t_star_max = 0.75;
   int warmup_requests_per_lane = 10;
-  double warmup_spread_s = 10;   // primers span at most this long (scaled down from the recorded leads)
+  // No longer used: AIPerf clamps each primer's lead to the system idle
+  // cap (system_idle_cap_s) instead of scaling the leads together.
+  double warmup_spread_s = 10;
   double warmup_grace_s = 1800;  // warmup longer than this is cut off and profiling starts
   std::shared_ptr<StopSignal> stop;  // optional: polled at least every 0.25 s
   trace::TokenIdRange token_ids;     // token-id prompts: block and marker ids
@@ -95,6 +100,7 @@ struct ReplayResult {
   double idle_skipped_s = 0;
   std::int64_t warmup_primers = 0, warmup_pressure = 0;
   std::int64_t deadlocks_broken = 0;  // times waiting turns were released from contradictory dependencies
+  std::int64_t warmup_dropped_lanes = 0;  // lanes dropped because their trace overflowed the context in warmup
   std::string abort_reason;
   std::int64_t theoretical_hit_blocks = 0, theoretical_total_blocks = 0;
 };

@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/numpy_random.h"
 #include "common/rng.h"
 #include "common/run_control.h"
 #include "load/request_builder.h"
@@ -16,11 +17,32 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 }  // namespace
 
-bool is_context_overflow(const ErrorInfo& e) {
-  std::string m = e.message;
+bool is_context_overflow_text(std::string_view text) {
+  std::string m(text);
   std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return m.find("context length") != std::string::npos || m.find("maximum context") != std::string::npos ||
-         m.find("context window") != std::string::npos;
+  for (const char* needle : {"context length", "maximum context", "context_length_exceeded", "prompt is too long"})
+    if (m.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+bool is_context_overflow(const ErrorInfo& e) { return is_context_overflow_text(e.message) || is_context_overflow_text(e.type); }
+
+std::pair<double, double> trajectory_time_bounds_ms(const trace::SessionTree& tree) {
+  double lo = kNever, hi = -kNever;
+  for (const auto& s : tree.streams)
+    for (const auto& turn : s.turns) {
+      const double ms = turn.call->t * 1000.0;  // the Weka loader: t_ms = req.t * 1000.0
+      lo = std::min(lo, ms);
+      hi = std::max(hi, ms);
+    }
+  if (lo == kNever) return {0.0, 0.0};
+  return {lo, hi};
+}
+
+double trajectory_start_ms(const ReplayConfig& cfg, const trace::SessionTree& tree, int lane) {
+  const auto [start_ms, end_ms] = trajectory_time_bounds_ms(tree);
+  return aiperf_t_star_ms(cfg.seed, tree.trace->id, static_cast<std::uint64_t>(lane), start_ms, end_ms, cfg.t_star_min,
+                          cfg.t_star_max);
 }
 
 std::size_t marker_piece_index(const trace::WekaTrace& trace, std::size_t pieces) {
@@ -62,13 +84,16 @@ void ReplayScheduler::begin_profiling(double t) {
   result_.run.profiling_start_ns = static_cast<std::int64_t>(t * 1e9);  // the driver adds its clock's origin
 }
 
+// AIPerf agentic_replay.py _execute_warmup: each primer's lead (t* minus
+// the primed turn's timestamp) is clamped on its own to the system idle
+// cap (_capped_warmup_lead_ms), and the primer goes out max_lead - lead
+// after the start, so every lane's t* lands at one instant.
 void ReplayScheduler::schedule_primers() {
   double max_lead = 0;
-  for (const auto& pr : primers_) max_lead = std::max(max_lead, pr.lead_s);
-  const double scale = max_lead > cfg_.warmup_spread_s ? cfg_.warmup_spread_s / max_lead : 1.0;
+  for (const auto& pr : primers_) max_lead = std::max(max_lead, pr.lead_ms);
   primers_left_ = static_cast<std::int64_t>(primers_.size());
-  // Spread: a primer that led t* by L goes out L (scaled) before the common instant.
-  for (const auto& pr : primers_) timers_.push_back({(max_lead - pr.lead_s) * scale, pr.play, pr.stream, pr.turn});
+  for (const auto& pr : primers_)
+    timers_.push_back({(max_lead - pr.lead_ms) / 1000.0, pr.play, pr.stream, pr.turn});
   primers_.clear();
   if (primers_left_ == 0) start_pressure(0.0);
 }
@@ -79,28 +104,57 @@ void ReplayScheduler::start_pressure(double t) {
     if (lp) evaluate(*lp, t);
 }
 
-// Profiling resumes every stream at its next turn; the delay counts from
-// its last completion, so what is left of it is the residual.
+// AIPerf agentic_replay.py finalize_phase -> _build_handoff_states and
+// _execute_profiling (_profiling_phase_t0_offset_ms): every stream's next
+// turn is due at max(0, its recorded timestamp - the play's origin (t*)),
+// less the minimum of those offsets over every stream not waiting on
+// children, across all lanes; a stream waiting on children goes at the
+// later of its own offset and its children's completion. Time spent in
+// warmup consumes no delay.
 void ReplayScheduler::handoff(double t) {
   begin_profiling(t);
   timers_.clear();
+  struct Due {
+    StreamState* ss;
+    double offset_ms;
+  };
+  std::vector<Due> due;
+  double phase_t0_ms = kNever;
   for (auto& lp : lanes_) {
-    if (!lp) continue;
-    for (auto& ss : lp->st) ss.scheduled = false;
-    evaluate(*lp, t);
+    if (!lp || lp->ended) continue;
+    Play& p = *lp;
+    for (std::size_t s = 0; s < p.st.size(); ++s) {
+      auto& ss = p.st[s];
+      ss.scheduled = false;
+      ss.handoff_at = -1;
+      if (!ss.spawned || ss.finished || ss.in_flight) continue;
+      const auto& turn = p.tree.streams[s].turns[static_cast<std::size_t>(ss.next)];
+      const double offset_ms = std::max(0.0, turn.call->t * 1000.0 - p.origin_ms);
+      bool waiting_on_children = false;
+      for (int c : turn.joins) waiting_on_children = waiting_on_children || !p.st[static_cast<std::size_t>(c)].finished;
+      if (!waiting_on_children) phase_t0_ms = std::min(phase_t0_ms, offset_ms);
+      due.push_back({&ss, offset_ms});
+    }
   }
+  if (phase_t0_ms == kNever) phase_t0_ms = 0;
+  for (const auto& d : due) d.ss->handoff_at = t + std::max(0.0, d.offset_ms - phase_t0_ms) / 1000.0;
+  for (auto& lp : lanes_)
+    if (lp) evaluate(*lp, t);
 }
 
 // Cuts a tree at t*: turns recorded before it are history (done).
 void ReplayScheduler::snapshot(Play& p, int lane) {
   const auto& tree = p.tree;
-  Rng rng(mix_seed(cfg_.seed, seed_of(p.trace->id), static_cast<std::uint64_t>(lane)));
-  const double ratio = cfg_.t_star_min + (cfg_.t_star_max - cfg_.t_star_min) * rng.uniform();
-  const double t_star = tree.t_begin + ratio * (tree.t_end - tree.t_begin);
+  // AIPerf trajectory_source.py _build_timestamped_trajectory; the split is
+  // _next_turn_index_at_or_after: a turn with timestamp_ms < t* is history.
+  const double t_star = trajectory_start_ms(cfg_, tree, lane);
+  p.t_star_ms = t_star;
+  p.origin_ms = t_star;
+  const double lead_cap_ms = cfg_.system_idle_cap_s * 1000.0;
   for (std::size_t s = 0; s < tree.streams.size(); ++s) {
     const auto& turns = tree.streams[s].turns;
     int before = 0;
-    while (before < static_cast<int>(turns.size()) && turns[static_cast<std::size_t>(before)].call->t < t_star) {
+    while (before < static_cast<int>(turns.size()) && turns[static_cast<std::size_t>(before)].call->t * 1000.0 < t_star) {
       p.done[s][static_cast<std::size_t>(before)] = 1;
       ++before;
     }
@@ -113,7 +167,8 @@ void ReplayScheduler::snapshot(Play& p, int lane) {
     ss.spawned = s == 0 || p.done[static_cast<std::size_t>(stream.spawned_by.stream)][static_cast<std::size_t>(stream.spawned_by.turn)];
     if (ss.spawned && !ss.finished && ss.next > 0) {
       const int k = ss.next - 1;
-      primers_.push_back({&p, static_cast<int>(s), k, t_star - stream.turns[static_cast<std::size_t>(k)].call->t});
+      const double lead_ms = t_star - stream.turns[static_cast<std::size_t>(k)].call->t * 1000.0;
+      primers_.push_back({&p, static_cast<int>(s), k, std::min(lead_ms, lead_cap_ms)});
     }
   }
 }
@@ -151,6 +206,8 @@ void ReplayScheduler::start_play(int lane, double t, bool cut_at_t_star) {
   p->st[0].spawned = true;
   p->st[0].ready_base = t;
   p->idle_since = t;
+  if (!p->tree.streams.empty() && !p->tree.streams[0].turns.empty())
+    p->origin_ms = p->tree.streams[0].turns[0].call->t * 1000.0;
   if (cut_at_t_star) snapshot(*p, lane);
   for (const auto& s : p->tree.streams)
     for (const auto& turn : s.turns) {
@@ -190,14 +247,17 @@ void ReplayScheduler::evaluate(Play& p, double t) {
     // The end-to-start delay counts from the previous completion (or the
     // spawn); a dependency met later holds the turn until then. Warmup
     // pressure requests go with no delay.
-    const double at = mode_ == Mode::pressure ? t : std::max(ss.ready_base + turn.start_delay_s, t);
+    // After the warmup handoff, the turn's handoff time replaces its delay.
+    const double at = mode_ == Mode::pressure ? t
+                      : ss.handoff_at >= 0    ? std::max(ss.handoff_at, t)
+                                              : std::max(ss.ready_base + turn.start_delay_s, t);
     if (mode_ == Mode::pressure) --quota;
     ss.scheduled = true;
     timers_.push_back({at, &p, static_cast<int>(s)});
   }
   // A play ended early (context overflow) recycles once its last request
   // is back, so no request in flight points at a retired play.
-  if (all_finished && !p.ended && p.in_flight == 0) {
+  if (all_finished && !p.ended && !p.dropped && p.in_flight == 0) {
     p.ended = true;
     ++result_.plays_finished;
     start_play(p.lane, t);  // recycle: the next trace from turn 0
@@ -228,6 +288,25 @@ void ReplayScheduler::end_play_early(Play& p, double t) {
                 timers_.end());
   ++result_.overflow_terminations;
   if (p.in_flight == 0) evaluate(p, t);
+}
+
+// AIPerf's record_warmup_failure: a context overflow in warmup drops every
+// lane of that trace (the trajectories of that conversation id); the lanes
+// play nothing more. Their pending primers are dropped and counted as done.
+void ReplayScheduler::drop_trace_lanes(const std::string& trace_id) {
+  for (auto& lp : lanes_) {
+    Play* p = lp.get();
+    if (!p || p->dropped || p->trace->id != trace_id) continue;
+    p->dropped = true;
+    p->ended = true;
+    for (auto& s : p->st) s.finished = true;
+    const auto before = timers_.size();
+    timers_.erase(std::remove_if(timers_.begin(), timers_.end(),
+                                 [&](const PendingTimer& x) { return x.play == p; }),
+                  timers_.end());
+    primers_left_ -= static_cast<std::int64_t>(before - timers_.size());  // only primers are pending now
+    ++result_.warmup_dropped_lanes;
+  }
 }
 
 void ReplayScheduler::apply_idle_caps(double t) {
@@ -285,7 +364,10 @@ Dispatch ReplayScheduler::make_dispatch(const PendingTimer& timer) {
   d.primer = timer.primer_turn >= 0;
   d.turn = d.primer ? timer.primer_turn : ss.next;
   d.one_token = d.primer || mode_ == Mode::pressure;
-  if (!d.primer) ss.in_flight = true;
+  if (!d.primer) {
+    ss.in_flight = true;
+    ss.handoff_at = -1;
+  }
   ++p->in_flight;
   ++in_flight_;
   if (d.primer) ++result_.warmup_primers;
@@ -402,24 +484,41 @@ void ReplayScheduler::complete(const Dispatch& d, RequestRecord rec, double t) {
   const bool overflow = rec.error && is_context_overflow(*rec.error);
   if (overflow) ++result_.context_overflow_errors;
   if (!d.one_token) {
+    // The live failed-request threshold: profiling records only; a context
+    // overflow is not an error here (AIPerf gates overflows separately, by
+    // their own rate); armed after max(concurrency, 10) records.
     ++profiled_done_;
-    if (!rec.ok()) ++profiled_errors_;
-    if (cfg_.failed_request_threshold < 1.0 && profiled_done_ >= 10 && result_.abort_reason.empty() &&
+    if (!rec.ok() && !overflow) ++profiled_errors_;
+    const std::int64_t arm_after = std::max<std::int64_t>(cfg_.lanes, 10);
+    if (cfg_.failed_request_threshold < 1.0 && profiled_done_ >= arm_after && result_.abort_reason.empty() &&
         static_cast<double>(profiled_errors_) / static_cast<double>(profiled_done_) > cfg_.failed_request_threshold)
       stop_sending("error rate " + std::to_string(profiled_errors_) + "/" + std::to_string(profiled_done_) +
                    " exceeded --failed-request-threshold");
   }
   const bool failed = !rec.ok();
   std::string failure = failed ? rec.error->message : std::string();
+  const bool cancelled_by_us = failed && cancel_reason_.has_value() && rec.error->code == 499;
   if (cfg_.sink) cfg_.sink->on_record(rec);
   result_.run.records.push_back(std::move(rec));
   if (d.primer) {
     // The primer's turn is history: the stream's next turn counts its delay
     // from here.
     ss.ready_base = t;
-    if (failed && s == 0 && result_.abort_reason.empty())
-      stop_sending("warmup failed: the root primer of trace " + p->trace->id + " failed: " + failure);
-    if (--primers_left_ == 0 && !sending_done_) start_pressure(t);
+    --primers_left_;
+    // AIPerf's record_warmup_failure: a primer (root or subagent) that ends
+    // in a context overflow drops its trace's lanes; any other failure aborts
+    // the run at once, without waiting for the rest of warmup. A primer we
+    // cancelled ourselves (the warmup grace period ran out) is not one.
+    if (failed && result_.abort_reason.empty() && !p->dropped) {
+      if (overflow) {
+        drop_trace_lanes(p->trace->id);
+      } else if (!cancelled_by_us) {
+        stop_sending("warmup failed: the primer of " + stream.conversation_id + " turn " + std::to_string(d.turn) +
+                     " failed: " + failure);
+        grace_deadline_ = t;  // cancel the rest of warmup now
+      }
+    }
+    if (primers_left_ <= 0 && mode_ == Mode::primers && !sending_done_) start_pressure(t);
     return;
   }
   ss.in_flight = false;

@@ -10,7 +10,7 @@
 // and the virtual-time driver (virtual_replay.h: sim::VirtualClient over
 // sim::Engine). Both hand every finished record back through complete(),
 // which keeps the records, the counters and the gates (failed-request
-// threshold, failed root primer, context overflows) in one place.
+// threshold, failed warmup primers, context overflows) in one place.
 //
 // The loop a driver runs:
 //   sched.start();
@@ -23,10 +23,13 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/run_result.h"
@@ -40,6 +43,10 @@ struct StreamState {
   int next = 0;
   bool spawned = false, finished = false, in_flight = false, scheduled = false;
   double ready_base = 0;  // when the current delay started counting
+  // Set by the warmup handoff: the time the stream's next turn is due on
+  // the recorded clock (AIPerf's next_dispatch_offset_ms less the phase
+  // minimum); negative when unset. Cleared once that turn is sent.
+  double handoff_at = -1;
 };
 
 // One session tree held by a lane, from its first turn (or t*) until every
@@ -51,6 +58,12 @@ struct Play {
   int lane = 0;
   std::int64_t index = 0, pass = 0;
   std::string root_id;
+  // The trajectory start t* in recorded milliseconds when the play was cut
+  // at t* (NaN otherwise), and the origin of its recorded clock at the
+  // warmup handoff: t*, or the root's turn-0 timestamp for a play started
+  // from turn 0 (AIPerf's replay_origin_ms_by_root).
+  double t_star_ms = std::numeric_limits<double>::quiet_NaN();
+  double origin_ms = 0;
   // The cache-bust marker as the request carries it: text ("[rid:...]\n\n")
   // or token-id items ("a,b,...,"); and as token ids for the simulator.
   std::shared_ptr<const std::string> marker_piece;
@@ -61,6 +74,7 @@ struct Play {
   int in_flight = 0;
   double idle_since = 0;
   bool ended = false;
+  bool dropped = false;  // its trace overflowed the context in warmup: the lane plays no more
 };
 
 // A turn to send now. `rec` carries the request's identity (index, phase,
@@ -119,7 +133,7 @@ class ReplayScheduler {
   struct Primer {
     Play* play;
     int stream, turn;
-    double lead_s;  // recorded time from the primer's start to t*
+    double lead_ms;  // recorded time from the primer's start to t*, capped
   };
   struct PendingTimer {
     double at;
@@ -138,6 +152,7 @@ class ReplayScheduler {
   void evaluate(Play& p, double t);
   bool break_deadlocks(double t);
   void end_play_early(Play& p, double t);
+  void drop_trace_lanes(const std::string& trace_id);
   void apply_idle_caps(double t);
   void stop_sending(const std::string& reason);
   Dispatch make_dispatch(const PendingTimer& timer);
@@ -172,7 +187,22 @@ class ReplayScheduler {
 // last piece (which closes a token-id list). Both drivers place it here.
 std::size_t marker_piece_index(const trace::WekaTrace& trace, std::size_t pieces);
 
-// True when an error message says the prompt is over the context window.
+// AIPerf's context-overflow test (is_context_overflow_response with the
+// allow-list Environment.AGENTX.CONTEXT_OVERFLOW_SUBSTRINGS): a
+// case-insensitive substring match of "context length", "maximum context",
+// "context_length_exceeded" or "prompt is too long". On an ErrorInfo it reads
+// the message (which carries the server's error.message, or the raw body
+// when that is not JSON) and the error type.
+bool is_context_overflow_text(std::string_view text);
 bool is_context_overflow(const ErrorInfo& e);
+
+// AIPerf's TrajectorySource._trace_time_bounds: the min and max recorded
+// request START time over every stream of the tree, in ms (t * 1000.0).
+std::pair<double, double> trajectory_time_bounds_ms(const trace::SessionTree& tree);
+// AIPerf's t* for the tree's trace played on `lane` (the lane version of
+// the seed, _seed_for_trace_lane): default_rng(sha256("{seed}:{trace}:{lane}")
+// [:8] big-endian).uniform(lo, hi) over the bounds above, lo/hi at the
+// --trajectory-start-min/max-ratio shares of the span. In ms.
+double trajectory_start_ms(const ReplayConfig& cfg, const trace::SessionTree& tree, int lane);
 
 }  // namespace agentperf::replay

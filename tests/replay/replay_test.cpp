@@ -263,12 +263,15 @@ TEST(Replay, SixtyFourLanesAgainstTheSimulator) {
               agg["cache"]["theoretical_cache_hit_rate"].get<double>());
 }
 
-TEST(Replay, WarmupPrimersPressureAndResidualHandoff) {
-  // Root calls at 0, 0.1, 0.2, 0.3, 0.4 (10 ms each). t* = half the span
-  // (0.205): calls 0-2 are history; call 2 goes out first as the primer
-  // (1 token), call 3 as the lane's one pressure request (1 token, no
-  // delay), then profiling sends call 4 its residual 0.4 - 0.31 = 0.09 s
-  // after call 3 came back.
+TEST(Replay, WarmupPrimersPressureAndRecordedClockHandoff) {
+  // Root calls at 0, 0.1, 0.2, 0.3, 0.4 (10 ms each). t* = half the span of
+  // recorded starts (0.2 s; AIPerf trajectory_source.py): calls 0-1 are
+  // history; call 1 goes out first as the primer (1 token), call 2 as the
+  // lane's one pressure request (1 token, no delay); at the handoff call 3
+  // is due at its timestamp - t* = 0.1 s less the phase-wide minimum (its
+  // own 0.1 s), so at once (AIPerf agentic_replay.py _build_handoff_states,
+  // _profiling_phase_t0_offset_ms); call 4 then keeps its recorded delay,
+  // 0.4 - 0.31 = 0.09 s after call 3 came back.
   const char* five = R"({"id":"W","block_size":4,"requests":[
     {"type":"n","t":0.0,"in":4,"out":3,"hash_ids":[0],"api_time":0.01},
     {"type":"n","t":0.1,"in":8,"out":3,"hash_ids":[0,1],"api_time":0.01},
@@ -284,20 +287,22 @@ TEST(Replay, WarmupPrimersPressureAndResidualHandoff) {
   c.t_star_min = c.t_star_max = 0.5;
   c.warmup_requests_per_lane = 1;
   auto res = replay::run_replay(c, traces, "m");
-  ASSERT_GE(res.run.records.size(), 3u);
+  ASSERT_GE(res.run.records.size(), 4u);
   EXPECT_EQ(res.warmup_primers, 1);
   EXPECT_EQ(res.warmup_pressure, 1);
   const auto& r = res.run.records;
-  EXPECT_EQ(r[0].turn_index, 2);
+  EXPECT_EQ(r[0].turn_index, 1);
   EXPECT_EQ(r[0].phase, Phase::warmup);
   EXPECT_EQ(r[0].requested_osl, 1);
-  EXPECT_EQ(r[1].turn_index, 3);
+  EXPECT_EQ(r[1].turn_index, 2);
   EXPECT_EQ(r[1].phase, Phase::warmup);
   EXPECT_EQ(r[1].requested_osl, 1);
-  EXPECT_EQ(r[2].turn_index, 4);
+  EXPECT_EQ(r[2].turn_index, 3);
   EXPECT_EQ(r[2].phase, Phase::profiling);
   EXPECT_EQ(r[2].requested_osl, 3);
-  EXPECT_NEAR(static_cast<double>(r[2].start_ns - r[1].end_ns) / 1e9, 0.09, 0.015);
+  EXPECT_NEAR(static_cast<double>(r[2].start_ns - r[1].end_ns) / 1e9, 0.0, 0.015);
+  EXPECT_EQ(r[3].turn_index, 4);
+  EXPECT_NEAR(static_cast<double>(r[3].start_ns - r[2].end_ns) / 1e9, 0.09, 0.015);
   auto seen = rec.snapshot();
   EXPECT_NE(seen[0].body.find("\"max_tokens\":1,"), std::string::npos);
 }

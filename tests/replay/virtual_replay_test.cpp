@@ -45,16 +45,17 @@ replay::ReplayConfig config() {
   c.lanes = 4;
   c.duration_s = 24;
   c.grace_s = 10;
-  c.warmup_spread_s = 2;
   c.seed = 9;
   c.benchmark_id = "two-drivers";
   return c;
 }
 
-// Per conversation: (turn, prompt tokens, max_tokens) in send order.
-std::map<std::string, std::vector<std::tuple<int, int, int>>> by_conversation(const std::vector<RequestRecord>& recs) {
-  std::map<std::string, std::vector<std::tuple<int, int, int>>> out;
-  for (const auto& r : recs) out[r.x_correlation_id].emplace_back(r.turn_index, r.requested_isl, r.requested_osl);
+// Per conversation: (turn, prompt tokens, max_tokens, phase) in send order.
+std::map<std::string, std::vector<std::tuple<int, int, int, Phase>>> by_conversation(
+    const std::vector<RequestRecord>& recs) {
+  std::map<std::string, std::vector<std::tuple<int, int, int, Phase>>> out;
+  for (const auto& r : recs)
+    out[r.x_correlation_id].emplace_back(r.turn_index, r.requested_isl, r.requested_osl, r.phase);
   return out;
 }
 
@@ -106,7 +107,17 @@ TEST(VirtualReplay, MatchesReplayAgainstSimServe) {
     auto it = b.find(conv);
     if (it == b.end()) continue;
     const std::size_t n = std::min(seq.size(), it->second.size());
-    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(seq[i], it->second[i]) << conv << " request " << i;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& [turn_a, isl_a, osl_a, phase_a] = seq[i];
+      const auto& [turn_b, isl_b, osl_b, phase_b] = it->second[i];
+      ASSERT_EQ(std::tie(turn_a, isl_a), std::tie(turn_b, isl_b)) << conv << " request " << i;
+      // A tree recycled during warmup pressure lands on whichever lane drains
+      // first, and so with that lane's pressure quota: two lanes draining
+      // within a millisecond can swap between the drivers, and a turn go
+      // out as a 1-token pressure request in one and in profiling in the
+      // other. The same phase must ask for the same output.
+      if (phase_a == phase_b) ASSERT_EQ(osl_a, osl_b) << conv << " request " << i;
+    }
     compared += n;
   }
   EXPECT_GT(compared, 0.9 * static_cast<double>(std::min(live.run.records.size(), pred.replay.run.records.size())));

@@ -1,0 +1,383 @@
+// The replay schedule against AIPerf's AgentX code, with no sockets and no
+// clocks: a ReplayScheduler driven in virtual time where every request
+// takes a fixed time, on hand-made traces whose AIPerf schedule is worked
+// out by hand (or, for t*, by running AIPerf's formula with numpy) from the
+// AIPerf code quoted in the comments. Sources: the SemiAnalysis AIPerf fork
+// as read for issue 17 (notes/issue17-aiperf.md):
+//   trajectory_source.py @ SemiAnalysisAI/aiperf 996eca9d6947
+//     (_seed_for_trace_lane, _build_timestamped_trajectory, _trace_time_bounds)
+//   agentic_replay.py @ vngcloud/aiperf-semi a37da6c61417 (a mirror of the
+//     fork: _execute_warmup, _capped_warmup_lead_ms, _build_handoff_states,
+//     _handoff_replay_offset_ms, _profiling_phase_t0_offset_ms,
+//     record_warmup_failure)
+//   context_overflow.py @ ai-dynamo/aiperf 58028d5ba1cb
+//     (is_context_overflow_response, Environment.AGENTX.CONTEXT_OVERFLOW_SUBSTRINGS)
+#include "replay/replay_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "trace/session_tree.h"
+#include "trace/weka_trace.h"
+
+using namespace agentperf;
+
+namespace {
+
+// Root r0 (0 s), r1 (15 s); subagent S spawned by r1: s0 (25), s1 (47),
+// s2 (52); root r2 (56, joins S: S ended at 53), r3 (60). Every call 1 s.
+const char* kH = R"({"id":"H","block_size":4,"requests":[
+  {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":1},
+  {"type":"n","t":15,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
+  {"type":"subagent","t":25,"agent_id":"S","requests":[
+     {"type":"n","t":25,"in":8,"out":1,"hash_ids":[0,5],"api_time":1},
+     {"type":"n","t":47,"in":12,"out":1,"hash_ids":[0,5,6],"api_time":1},
+     {"type":"n","t":52,"in":16,"out":1,"hash_ids":[0,5,6,7],"api_time":1}]},
+  {"type":"n","t":56,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1},
+  {"type":"n","t":60,"in":16,"out":1,"hash_ids":[0,1,2,3],"api_time":1}]})";
+
+// Root only: 0, 10, 40, 50 s, 1 s each.
+const char* kH2 = R"({"id":"H2","block_size":4,"requests":[
+  {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":1},
+  {"type":"n","t":10,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
+  {"type":"n","t":40,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1},
+  {"type":"n","t":50,"in":16,"out":1,"hash_ids":[0,1,2,3],"api_time":1}]})";
+
+struct Sent {
+  double at;
+  std::string conversation;
+  int turn;
+  Phase phase;
+  bool primer;
+  int lane;
+  std::int64_t play;
+};
+
+using Fail = std::function<std::optional<ErrorInfo>(const replay::Dispatch&)>;
+
+struct Run {
+  std::vector<Sent> sent;
+  replay::ReplayResult result;
+  double profile_start = -1;
+};
+
+// Virtual time: each request takes `latency` seconds, fails as `fail` says,
+// and the run is cut at `until` (or ends on its own).
+Run drive(const replay::ReplayConfig& cfg, const std::vector<trace::WekaTrace>& traces, double latency, double until,
+          const Fail& fail = {}) {
+  replay::ReplayScheduler sched(cfg, traces, replay::MarkerEncoding{});
+  Run out;
+  std::multimap<double, replay::Dispatch> in_flight;
+  double t = 0;
+  sched.start();
+  for (int guard = 0; guard < 100000; ++guard) {
+    auto due = sched.poll(t);
+    for (auto& d : due) {
+      out.sent.push_back({t, d.rec.conversation_id, d.turn, d.rec.phase, d.primer, d.play->lane, d.play->index});
+      in_flight.emplace(t + latency, std::move(d));
+    }
+    if (sched.profiling() && out.profile_start < 0) out.profile_start = sched.profile_start();
+    if (sched.cancel_reason()) {
+      // Cancelled now: every request in flight ends at t with a 499.
+      auto all = std::move(in_flight);
+      in_flight.clear();
+      for (auto& [at, d] : all) {
+        RequestRecord rec = d.rec;
+        rec.error = ErrorInfo{499, "RequestCancelled", *sched.cancel_reason()};
+        sched.complete(d, std::move(rec), t);
+      }
+      continue;
+    }
+    if (sched.finished()) break;
+    if (!due.empty()) continue;
+    const double next = std::min(sched.next_wakeup(),
+                                 in_flight.empty() ? std::numeric_limits<double>::infinity() : in_flight.begin()->first);
+    if (next > until) break;
+    t = next;
+    while (!in_flight.empty() && in_flight.begin()->first <= t) {
+      auto node = in_flight.extract(in_flight.begin());
+      RequestRecord rec = node.mapped().rec;
+      if (fail)
+        if (auto e = fail(node.mapped())) rec.error = *e;
+      sched.complete(node.mapped(), std::move(rec), node.key());
+    }
+  }
+  out.result = std::move(sched.result());
+  return out;
+}
+
+replay::ReplayConfig base_config(int lanes) {
+  replay::ReplayConfig c;
+  c.client.endpoint_type = EndpointType::completions;
+  c.output.quiet = true;
+  c.lanes = lanes;
+  c.duration_s = 1000;
+  c.grace_s = 1;
+  c.cache_bust = false;
+  c.benchmark_id = "sched";
+  c.seed = 42;
+  return c;
+}
+
+std::vector<trace::WekaTrace> parse(std::initializer_list<const char*> jsons) {
+  std::vector<trace::WekaTrace> v;
+  for (const char* j : jsons) v.push_back(trace::parse_weka_trace(j, "test"));
+  return v;
+}
+
+// Trace "agentx-17": call starts 0.5, 2.0, 9.875 (subagent), 6.25, 31.125 s;
+// the last call takes 20 s, so a span of completions (51.125 s) would differ
+// from the span of starts AIPerf uses.
+const char* kA = R"({"id":"agentx-17","block_size":4,"requests":[
+  {"type":"n","t":0.5,"in":4,"out":1,"hash_ids":[0],"api_time":1.0},
+  {"type":"subagent","t":2.0,"agent_id":"s1","requests":[
+     {"type":"n","t":2.0,"in":4,"out":1,"hash_ids":[0,9],"api_time":0.5},
+     {"type":"n","t":9.875,"in":8,"out":1,"hash_ids":[0,9,10],"api_time":0.5}]},
+  {"type":"n","t":6.25,"in":8,"out":1,"hash_ids":[0,1],"api_time":1.0},
+  {"type":"n","t":31.125,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":20.0}]})";
+
+// Trace "trace/ü-β" (UTF-8 id): root 100.1, 130.7; subagent (background,
+// the latest start) 120.0, 250.45.
+const char* kB = R"({"id":"trace/ü-β","block_size":4,"requests":[
+  {"type":"n","t":100.1,"in":4,"out":1,"hash_ids":[0],"api_time":1.0},
+  {"type":"subagent","t":120.0,"agent_id":"bg","requests":[
+     {"type":"n","t":120.0,"in":4,"out":1,"hash_ids":[0,3],"api_time":1.0},
+     {"type":"n","t":250.45,"in":8,"out":1,"hash_ids":[0,3,4],"api_time":1.0}]},
+  {"type":"n","t":130.7,"in":8,"out":1,"hash_ids":[0,1],"api_time":1.0}]})";
+
+}  // namespace
+
+// AIPerf trajectory_source.py @ 996eca9d (_seed_for_trace_lane,
+// _build_timestamped_trajectory, _trace_time_bounds):
+//   seed = int.from_bytes(sha256(f"{base_seed}:{trace_id}:{lane}".encode()).digest()[:8], "big")
+//   start_ms, end_ms = min/max turn timestamp_ms (t * 1000.0) over root + children
+//   lo = start_ms + min_ratio * dur; hi = start_ms + max_ratio * dur; hi = max(hi, lo)
+//   t_star_ms = float(lo if hi == lo else np.random.default_rng(seed).uniform(lo, hi))
+// Expected values computed with exactly that formula in Debian's numpy
+// 1.24.2 (/usr/bin/python3), printed with float.hex().
+TEST(ReplayScheduler, TStarIsAiperfsDrawForSeedTraceAndLane) {
+  const auto traces = parse({kA, kB});
+  const auto tree_a = trace::build_session_tree(traces[0]);
+  const auto tree_b = trace::build_session_tree(traces[1]);
+  // The span is over request starts: 500 .. 31125 ms, not to the last end.
+  EXPECT_EQ(replay::trajectory_time_bounds_ms(tree_a), std::make_pair(500.0, 31125.0));
+  EXPECT_EQ(replay::trajectory_time_bounds_ms(tree_b), std::make_pair(100.1 * 1000.0, 250.45 * 1000.0));
+  struct Row {
+    std::uint64_t seed;
+    const trace::SessionTree* tree;
+    int lane;
+    double min_ratio, max_ratio, t_star_ms;
+  };
+  const Row rows[] = {
+      {42, &tree_a, 0, 0.25, 0.75, 0x1.457ed02e6b7e9p+14},  // 20831.703302077865
+      {42, &tree_a, 1, 0.25, 0.75, 0x1.dc13b205b1b45p+13},  // 15234.461924923244
+      {42, &tree_a, 7, 0.25, 0.75, 0x1.31c78b29c235ep+14},  // 19569.88590148405
+      {0, &tree_a, 0, 0.25, 0.75, 0x1.1bc349fed12e4p+14},   // 18160.82226111264
+      {18446744073709551615ull, &tree_a, 2, 0.25, 0.75, 0x1.c389180658ebep+13},  // 14449.136730856608
+      {42, &tree_b, 0, 0.25, 0.75, 0x1.68eb9caf1cb76p+17},       // 184791.22409399942
+      {42, &tree_b, 5, 0.25, 0.75, 0x1.306ecd0d873abp+17},       // 155869.6019753491
+      {1234567, &tree_b, 3, 0.0, 1.0, 0x1.d0afdd9c64307p+16},    // 118959.86566759284
+      {42, &tree_b, 0, 0.5, 0.5, 175275.0},                      // lo == hi: no draw
+  };
+  for (const auto& r : rows) {
+    replay::ReplayConfig c = base_config(1);
+    c.seed = r.seed;
+    c.t_star_min = r.min_ratio;
+    c.t_star_max = r.max_ratio;
+    EXPECT_EQ(replay::trajectory_start_ms(c, *r.tree, r.lane), r.t_star_ms)
+        << r.tree->trace->id << " seed " << r.seed << " lane " << r.lane;
+  }
+
+  // The scheduler cuts each lane's play at that t*: eight lanes of trace A,
+  // seed 42; lane 0, 1 and 7 match the table.
+  auto c = base_config(8);
+  const auto one = parse({kA});
+  replay::ReplayScheduler sched(c, one, replay::MarkerEncoding{});
+  sched.start();
+  std::map<int, double> t_star_by_lane;
+  for (const auto& d : sched.poll(100.0)) t_star_by_lane[d.play->lane] = d.play->t_star_ms;
+  ASSERT_EQ(t_star_by_lane.size(), 8u);  // every t* is past 2 s: every lane primes a turn
+  EXPECT_EQ(t_star_by_lane[0], 0x1.457ed02e6b7e9p+14);
+  EXPECT_EQ(t_star_by_lane[1], 0x1.dc13b205b1b45p+13);
+  EXPECT_EQ(t_star_by_lane[7], 0x1.31c78b29c235ep+14);
+}
+
+// agentic_replay.py _execute_warmup / _capped_warmup_lead_ms,
+// _build_handoff_states / _handoff_replay_offset_ms and
+// _execute_profiling / _profiling_phase_t0_offset_ms (vngcloud/aiperf-semi
+// a37da6c6). Ratios 0.5/0.5, so t* = the middle of the span, no draw:
+//   lane 0, trace H: starts 0..60 s, t* = 30 000 ms. History r0, r1, s0.
+//     Primers: r1 (lead 15 000 ms, clamped to the 10 s system idle cap),
+//     s0 (lead 5 000 ms).
+//   lane 1, trace H2: starts 0..50 s, t* = 25 000 ms. History r0, r1.
+//     Primer r1 (lead 15 000, clamped to 10 000).
+//   max lead 10 000: r1(H) and r1(H2) at 0 s, s0(H) at 10 - 5 = 5 s (scaled
+//   together instead, s0 would go at 6.67 s).
+// Every request takes 0.5 s. Primers back at 5.5 s; pressure (K = 1 per
+// lane): s1(H) (r2 waits for S), r2(H2), back at 6.0 s: handoff at 6.0.
+// Handoff offsets = timestamp - t*: s2(H) 52 000 - 30 000 = 22 000;
+// r2(H) 26 000 but waiting on children (joins S), so not in the minimum;
+// r3(H2) 50 000 - 25 000 = 25 000. Phase t0 = 22 000 ms: s2(H) at 6.0,
+// r3(H2) at 6 + 3 = 9.0, r2(H) at max(6 + 4, S done at 6.5) = 10.0.
+// (The residual rule sent s2 4 s after s1 came back, at 10.0.) Then lane 1
+// recycles (H2 done at 9.5) to H from turn 0 at 9.5; r3(H) goes 60 - 57 =
+// 3 s after r2 came back (10.5), at 13.5.
+TEST(ReplayScheduler, PrimerLeadsClampAndHandoffFollowsTheRecordedClock) {
+  auto c = base_config(2);
+  c.t_star_min = c.t_star_max = 0.5;
+  c.warmup_requests_per_lane = 1;
+  const auto traces = parse({kH, kH2});
+  const auto run = drive(c, traces, 0.5, 13.6);
+  struct Want {
+    double at;
+    std::string conversation;
+    int turn;
+    Phase phase;
+    bool primer;
+    int lane;
+  };
+  const std::vector<Want> want = {
+      {0.0, "H", 1, Phase::warmup, true, 0},
+      {0.0, "H2", 1, Phase::warmup, true, 1},
+      {5.0, "H::sa:S", 0, Phase::warmup, true, 0},
+      {5.5, "H2", 2, Phase::warmup, false, 1},
+      {5.5, "H::sa:S", 1, Phase::warmup, false, 0},
+      {6.0, "H::sa:S", 2, Phase::profiling, false, 0},
+      {9.0, "H2", 3, Phase::profiling, false, 1},
+      {9.5, "H", 0, Phase::profiling, false, 1},  // lane 1 recycled to trace H
+      {10.0, "H", 2, Phase::profiling, false, 0},
+      {13.5, "H", 3, Phase::profiling, false, 0},
+  };
+  auto sent = run.sent;
+  std::stable_sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) {
+    return std::tie(a.at, a.lane, a.conversation) < std::tie(b.at, b.lane, b.conversation);
+  });
+  auto want_sorted = want;
+  std::stable_sort(want_sorted.begin(), want_sorted.end(), [](const Want& a, const Want& b) {
+    return std::tie(a.at, a.lane, a.conversation) < std::tie(b.at, b.lane, b.conversation);
+  });
+  ASSERT_EQ(sent.size(), want_sorted.size());
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    SCOPED_TRACE("send " + std::to_string(i) + ": " + sent[i].conversation + " turn " + std::to_string(sent[i].turn));
+    EXPECT_NEAR(sent[i].at, want_sorted[i].at, 1e-9);
+    EXPECT_EQ(sent[i].conversation, want_sorted[i].conversation);
+    EXPECT_EQ(sent[i].turn, want_sorted[i].turn);
+    EXPECT_EQ(sent[i].phase, want_sorted[i].phase);
+    EXPECT_EQ(sent[i].primer, want_sorted[i].primer);
+    EXPECT_EQ(sent[i].lane, want_sorted[i].lane);
+  }
+  EXPECT_DOUBLE_EQ(run.profile_start, 6.0);
+  EXPECT_EQ(run.result.warmup_primers, 3);
+  EXPECT_EQ(run.result.warmup_pressure, 2);
+  EXPECT_TRUE(run.result.abort_reason.empty()) << run.result.abort_reason;
+}
+
+// Environment.AGENTX.CONTEXT_OVERFLOW_SUBSTRINGS (ai-dynamo/aiperf 58028d5b
+// context_overflow.py is_context_overflow_response): case-insensitive
+// substrings "context length", "maximum context", "context_length_exceeded",
+// "prompt is too long", on the body / error message.
+TEST(ReplayScheduler, ContextOverflowUsesAiperfsSubstrings) {
+  using replay::is_context_overflow;
+  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request",
+                                            "HTTP 400: This model's maximum context length is 8192 tokens."}));
+  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request", "HTTP 400: The input (9000 tokens) exceeds the CONTEXT LENGTH"}));
+  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request", "HTTP 400: Maximum Context exceeded"}));
+  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request",
+                                            R"(HTTP 400 Bad Request: {"code":"context_length_exceeded"})"}));
+  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "context_length_exceeded", "HTTP 400: invalid request"}));
+  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request", "HTTP 400: Prompt is too long: 210000 tokens"}));
+  // Not on AIPerf's list.
+  EXPECT_FALSE(is_context_overflow(ErrorInfo{400, "Bad Request", "HTTP 400: exceeds the context window"}));
+  EXPECT_FALSE(is_context_overflow(ErrorInfo{500, "Internal Server Error", "HTTP 500: engine down"}));
+  EXPECT_FALSE(is_context_overflow(ErrorInfo{429, "Too Many Requests", "HTTP 429: rate limited"}));
+}
+
+// The live --failed-request-threshold arms after max(concurrency, 10)
+// profiling records (the rule InferenceX's launcher comment describes; the
+// AIPerf code was not found, notes/issue17-aiperf.md section 3.1). Every
+// request fails: with 12 lanes all 12 first calls come back together and
+// the abort reads 12/12 (armed at 12, not 10); with 3 lanes it reads 10/10.
+TEST(ReplayScheduler, FailedRequestThresholdArmsAfterMaxOfConcurrencyAndTen) {
+  const auto traces = parse({kH2});
+  const Fail all_fail = [](const replay::Dispatch&) {
+    return std::optional<ErrorInfo>(ErrorInfo{500, "Internal Server Error", "HTTP 500: engine down"});
+  };
+  for (const auto& [lanes, want] : {std::pair{12, "12/12"}, std::pair{3, "10/10"}}) {
+    auto c = base_config(lanes);
+    c.warmup = false;
+    c.failed_request_threshold = 0.1;
+    const auto run = drive(c, traces, 0.5, 500, all_fail);
+    EXPECT_NE(run.result.abort_reason.find(std::string("error rate ") + want), std::string::npos)
+        << lanes << " lanes: " << run.result.abort_reason;
+  }
+}
+
+// Context overflows are not errors for the live threshold (AIPerf gates them
+// by their own rate, AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT): every
+// request overflowing, the run is not aborted; each overflow ends its play.
+TEST(ReplayScheduler, ContextOverflowsDoNotCountTowardTheFailedRequestThreshold) {
+  const auto traces = parse({kH2});
+  auto c = base_config(2);
+  c.warmup = false;
+  c.failed_request_threshold = 0.1;
+  const auto run = drive(c, traces, 0.5, 30, [](const replay::Dispatch&) {
+    return std::optional<ErrorInfo>(ErrorInfo{400, "Bad Request", "HTTP 400: maximum context length is 8192 tokens"});
+  });
+  EXPECT_TRUE(run.result.abort_reason.empty()) << run.result.abort_reason;
+  EXPECT_GE(run.result.context_overflow_errors, 20);
+  EXPECT_GE(run.result.overflow_terminations, 20);
+}
+
+// record_warmup_failure (agentic_replay.py, notes section 3.1): any
+// terminal primer failure that is not a context overflow aborts the run at
+// once -- a subagent's primer as well as the root's.
+TEST(ReplayScheduler, FailedSubagentPrimerAbortsTheRun) {
+  auto c = base_config(1);
+  c.t_star_min = c.t_star_max = 0.5;
+  const auto traces = parse({kH});
+  const auto run = drive(c, traces, 0.5, 100, [](const replay::Dispatch& d) -> std::optional<ErrorInfo> {
+    if (d.primer && d.rec.conversation_id == "H::sa:S") return ErrorInfo{500, "Internal Server Error", "HTTP 500: engine down"};
+    return std::nullopt;
+  });
+  EXPECT_NE(run.result.abort_reason.find("warmup failed: the primer of H::sa:S turn 0 failed: HTTP 500: engine down"),
+            std::string::npos)
+      << run.result.abort_reason;
+  for (const auto& s : run.sent) EXPECT_EQ(s.phase, Phase::warmup) << s.conversation << " " << s.turn;
+  EXPECT_EQ(run.profile_start, -1);  // profiling never started
+}
+
+// record_warmup_failure: a context overflow in warmup drops every lane of
+// that trace (trajectories of that conversation id) and is not fatal. Lanes
+// 0 and 2 play H, lane 1 H2; H's primer r1 overflows: lanes 0 and 2 send
+// nothing more (their pending primer s0 included), lane 1 plays on.
+TEST(ReplayScheduler, ContextOverflowInWarmupDropsThatTracesLanes) {
+  auto c = base_config(3);
+  c.t_star_min = c.t_star_max = 0.5;
+  c.warmup_requests_per_lane = 1;
+  const auto traces = parse({kH, kH2});
+  const auto run = drive(c, traces, 0.5, 9.2, [](const replay::Dispatch& d) -> std::optional<ErrorInfo> {
+    if (d.primer && d.rec.conversation_id == "H") return ErrorInfo{400, "Bad Request", "HTTP 400: Prompt is too long"};
+    return std::nullopt;
+  });
+  EXPECT_TRUE(run.result.abort_reason.empty()) << run.result.abort_reason;
+  EXPECT_EQ(run.result.warmup_dropped_lanes, 2);
+  std::vector<std::tuple<double, std::string, int, int>> got;
+  for (const auto& s : run.sent) got.emplace_back(s.at, s.conversation, s.turn, s.lane);
+  std::sort(got.begin(), got.end());
+  // H2 alone: primer r1 at 0 (lead 10 000 ms, the largest left), pressure r2
+  // when the primers are back (0.5), handoff at 1.0 with r3 at offset 0
+  // (50 000 - 25 000 - its own 25 000 minimum).
+  const std::vector<std::tuple<double, std::string, int, int>> want = {
+      {0.0, "H", 1, 0}, {0.0, "H", 1, 2}, {0.0, "H2", 1, 1}, {0.5, "H2", 2, 1}, {1.0, "H2", 3, 1},
+      {1.5, "H2", 0, 1},  // lane 1 recycles to the next trace (H2 again: 3 % 2) from turn 0
+  };
+  ASSERT_GE(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << i;
+  for (const auto& s : run.sent) EXPECT_TRUE(s.lane == 1 || (s.primer && s.turn == 1)) << s.conversation << " lane " << s.lane;
+  EXPECT_DOUBLE_EQ(run.profile_start, 1.0);
+}
