@@ -1,6 +1,8 @@
 #include "cli/replay_command.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -32,6 +34,7 @@ struct ReplayCommand {
   replay::ReplayConfig cfg;
   ReplayTraceOptions traces;
   double max_error_rate = 0.10;
+  std::vector<std::string> inferencex_env;  // KEY=VALUE over the environment (InferenceX's result file)
   std::optional<AiperfTranslation> aiperf;  // run as AIPerf's `profile --scenario`
 };
 
@@ -56,6 +59,19 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
                       "Share of failed profiling requests a valid run may have (InferenceX: 0.10); above it the run is "
                       "INVALID and exits 1")
       ->check(real_in(0, 1))->capture_default_str()->group(g);
+  rc->cmd->add_option("--inferencex-env", rc->inferencex_env,
+                      "KEY=VALUE: one of InferenceX's process_agentic_result variables (RUNNER_TYPE, CONC, TP, "
+                      "EP_SIZE, FRAMEWORK, PRECISION, KV_OFFLOADING, RESULT_FILENAME, ...), over the environment, "
+                      "for <artifact-dir>/<RESULT_FILENAME>.json (docs/agentx.md)")
+      ->check([](const std::string& kv) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) return std::string("expected KEY=VALUE");
+        const auto& names = inferencex_env_names();
+        if (std::find(names.begin(), names.end(), kv.substr(0, eq)) == names.end())
+          return "unknown InferenceX variable '" + kv.substr(0, eq) + "'";
+        return std::string();
+      })
+      ->group(g);
   return rc;
 }
 
@@ -95,11 +111,26 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   auto scraper = start_server_metrics(rc.client, rc.output);
   install_stop_signal_handlers();
   auto res = replay::run_replay(rc.cfg, traces, model);
+  if (scraper) {
+    // The server-metrics export covers the profiling phase: from its first
+    // request (when there was a warmup) to the scraper's final scrape.
+    scraper->set_export_window(replay::profiling_window_start_wall_ns(res), 0);
+    scraper->set_benchmark_id(rc.cfg.benchmark_id);
+  }
   stop_server_metrics(scraper, rc.output);
   rc.cfg.sink = nullptr;
 
   replay::ReplayRunInfo info = replay_run_info(rc.traces, stats, cli_command);
   info.records_streamed = true;
+  info.traces = &traces;
+  for (const auto& kv : rc.inferencex_env) info.inferencex_env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  {
+    std::ifstream f(dir / "server_metrics_export.json");
+    if (f) {
+      auto j = nlohmann::json::parse(f, nullptr, false);
+      if (!j.is_discarded()) info.server_metrics = std::move(j);
+    }
+  }
   info.records_error = records.close();
   const RunVerdict verdict = replay::judge_replay(res, rc.max_error_rate);
   auto agg = replay::build_replay_aggregate(res, rc.cfg, info, verdict);
@@ -119,6 +150,11 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
       md["submission_invalid_reasons"].push_back("run_cancelled");
     }
     md["aiperf_flags_not_modelled"] = rc.aiperf->accepted_not_modelled;
+  }
+  // InferenceX's process_agentic_result output, from this aggregate.
+  if (std::filesystem::is_directory(dir)) {
+    const auto path = replay::write_inferencex_result(dir, agg, rc.cfg, info);
+    if (!path.empty() && !rc.output.quiet) std::fprintf(stderr, "agentperf: InferenceX result: %s\n", path.string().c_str());
   }
   return finish_measured_run(agg.json, verdict, dir, info.records_error, rc.output.quiet,
                              [&] { print_replay_lines(agg.inferencex, res); });

@@ -119,7 +119,8 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   auto res = replay::predict_replay(ranks, cfg, traces, vo);
   const sim::Engine& engine = *engines.front();
 
-  const replay::ReplayRunInfo info = replay_run_info(sc.traces, stats, cli_command);
+  replay::ReplayRunInfo info = replay_run_info(sc.traces, stats, cli_command);
+  info.traces = &traces;
   const RunVerdict verdict = replay::judge_replay(res.replay, 0.10);
   auto agg = replay::build_replay_aggregate(res.replay, cfg, info, verdict);
   agg.json["input_config"]["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},

@@ -46,6 +46,11 @@ struct RequestRecord {
   std::int64_t session_num = 0;
   std::string conversation_id;
   std::string root_correlation_id;  // replay: shared by a session tree's requests
+  // replay (AIPerf MetricRecordMetadata): 0 for a root session, 1 for its
+  // subagents and flattened agents; the spawning session's x_correlation_id
+  // (empty for a root).
+  int agent_depth = 0;
+  std::string parent_correlation_id;
   int turn_index = 0;
   int worker_id = 0;
   Phase phase = Phase::profiling;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <boost/asio.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "metrics/prometheus_text.h"
+#include "metrics/server_metrics_export.h"
 #include "net/http_client.h"
 
 namespace agentperf {
@@ -26,6 +28,10 @@ struct MetricsScraper::Impl {
   std::vector<std::string> lines;
   std::size_t failures = 0;
   std::function<void(const std::map<std::string, double>&)> callback;
+  std::optional<ServerMetricsLog> log;
+  std::optional<asio::steady_timer> timer;
+  std::int64_t window_start = 0, window_end = 0;
+  std::string benchmark_id;
 
   asio::awaitable<void> loop() {
     const auto u = net::parse_url(url);
@@ -33,9 +39,12 @@ struct MetricsScraper::Impl {
     o.request_timeout = std::chrono::milliseconds(5000);
     o.connect_attempts = 1;
     net::HttpClient client(io, u, o);
-    asio::steady_timer timer(io);
+    timer.emplace(io);
     auto next = std::chrono::steady_clock::now();
-    while (!stop) {
+    // One more scrape after stop() (AIPerf's final scrape), so the counters
+    // cover the last requests of the window.
+    for (;;) {
+      const bool last = stop;
       net::HttpRequest req;
       req.method = "GET";
       req.path = u.path;
@@ -43,15 +52,20 @@ struct MetricsScraper::Impl {
       auto res = co_await client.fetch(req);
       if (res.error || res.status != 200) {
         ++failures;
+        log->add_failure();
       } else {
+        const std::int64_t now = wall_ns();
+        log->add_scrape(now, res.body);
         const auto sums = sum_by_name(parse_prometheus_text(res.body));
-        nlohmann::json j = {{"t_ns", wall_ns()}, {"metrics", sums}};
+        nlohmann::json j = {{"t_ns", now}, {"metrics", sums}};
         lines.push_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         if (callback) callback(sums);
       }
+      if (last) break;
+      if (stop) continue;  // stop() came during the fetch: the final scrape now
       next += std::chrono::nanoseconds(static_cast<std::int64_t>(interval_s * 1e9));
-      timer.expires_at(next);
-      co_await timer.async_wait(nothrow);
+      timer->expires_at(next);
+      co_await timer->async_wait(nothrow);
     }
   }
 };
@@ -61,6 +75,7 @@ MetricsScraper::MetricsScraper(std::string url, double interval_s, std::string o
   impl_->url = std::move(url);
   impl_->interval_s = interval_s;
   impl_->output = std::move(output_path);
+  impl_->log.emplace(impl_->url);
   net::parse_url(impl_->url);  // fail now, with the reason, on a bad URL
 }
 
@@ -81,14 +96,32 @@ std::size_t MetricsScraper::stop() {
   auto& d = *impl_;
   if (!d.thread.joinable()) return d.lines.size();
   d.stop = true;
+  // Wake the loop for its final scrape; it ends by itself after it.
+  asio::post(d.io, [&d] {
+    if (d.timer) d.timer->cancel();
+  });
   d.work.reset();
-  d.io.stop();
   d.thread.join();
   write_file_atomically(d.output, [&](std::ostream& out) {
     for (const auto& l : d.lines) out << l << '\n';
   });
+  // AIPerf's server_metrics_export.json / .csv beside the timeline.
+  const auto dir = std::filesystem::path(d.output).parent_path();
+  const auto j = d.log->export_json(d.window_start, d.window_end, d.benchmark_id);
+  write_file_atomically(dir / "server_metrics_export.json", [&](std::ostream& out) {
+    out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+  });
+  const std::string csv = d.log->export_csv(d.window_start, d.window_end, d.benchmark_id);
+  write_file_atomically(dir / "server_metrics_export.csv", [&](std::ostream& out) { out << csv; });
   return d.lines.size();
 }
+
+void MetricsScraper::set_export_window(std::int64_t start_wall_ns, std::int64_t end_wall_ns) {
+  impl_->window_start = start_wall_ns;
+  impl_->window_end = end_wall_ns;
+}
+
+void MetricsScraper::set_benchmark_id(std::string id) { impl_->benchmark_id = std::move(id); }
 
 std::size_t MetricsScraper::failures() const { return impl_->failures; }
 

@@ -1,5 +1,7 @@
 #include "metrics/export.h"
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -66,6 +68,16 @@ json summary_json(std::vector<double>& values, const char* unit) {
 
 }  // namespace
 
+bool is_context_overflow_error(const ErrorInfo& e) {
+  auto has = [](std::string m) {
+    std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const char* needle : {"context length", "maximum context", "context_length_exceeded", "prompt is too long"})
+      if (m.find(needle) != std::string::npos) return true;
+    return false;
+  };
+  return has(e.message) || has(e.type);
+}
+
 json record_to_json(const RequestRecord& r) {
   const RecordMetrics m = compute_metrics(r);
   json metadata = {
@@ -75,6 +87,8 @@ json record_to_json(const RequestRecord& r) {
       {"conversation_id", r.conversation_id},
       {"turn_index", r.turn_index},
       {"root_correlation_id", r.root_correlation_id.empty() ? json(nullptr) : json(r.root_correlation_id)},
+      {"agent_depth", r.agent_depth},
+      {"parent_correlation_id", r.parent_correlation_id.empty() ? json(nullptr) : json(r.parent_correlation_id)},
       {"request_start_ns", r.start_wall_ns},
       {"request_ack_ns", r.ack_ns ? json(to_wall(r, r.ack_ns)) : json(nullptr)},
       {"request_end_ns", to_wall(r, r.end_ns)},
@@ -172,6 +186,16 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   bool any_usage_prompt = false, any_cached = false;
   std::map<std::tuple<std::optional<int>, std::string, std::string>, std::int64_t> error_groups;
   std::map<std::string, std::int64_t> isl_sources, osl_sources;
+  std::int64_t overflows = 0;
+  // AIPerf's e2e_normalized_interactivity_{p75,p90}: the ratio
+  // request_latency_s / OSL per request; TTFT and ISL gate a request only
+  // when the run produced them at all.
+  struct Ratio {
+    std::int64_t latency_ns;
+    std::optional<double> osl, ttft, isl;
+  };
+  std::vector<Ratio> ratios;
+  bool any_ttft = false, any_isl = false;
 
   for (const auto& r : records) {
     if (r.phase != Phase::profiling) {
@@ -183,24 +207,41 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
     if (!r.warning.empty()) ++warnings[r.warning];
     if (!r.ok()) {
       ++errors;
+      if (is_context_overflow_error(*r.error)) ++overflows;
       ++error_groups[{r.error->code, r.error->type, r.error->message}];
       continue;
     }
     ++ok;
     const RecordMetrics m = compute_metrics(r);
+    if (m.request_latency_ms) {
+      auto as_d = [](const std::optional<std::int64_t>& x) {
+        return x ? std::optional<double>(static_cast<double>(*x)) : std::nullopt;
+      };
+      const std::int64_t last_byte = r.streamed && !r.content_ns.empty() ? r.content_ns.back() : r.end_ns;
+      ratios.push_back({last_byte - r.start_ns, as_d(m.osl), m.ttft_ms, as_d(m.isl)});
+      any_ttft = any_ttft || m.ttft_ms.has_value();
+      any_isl = any_isl || m.isl.has_value();
+    }
     for (const auto& row : metric_rows(r, m)) {
       auto& s = series[row.def->tag];
       s.first = row.def->unit;
       s.second.push_back(row.value);
     }
     inter_chunk.insert(inter_chunk.end(), m.inter_chunk_ms.begin(), m.inter_chunk_ms.end());
-    if (r.start_ns < first_start) {
-      first_start = r.start_ns;
+    // AIPerf's benchmark_duration = max_response_timestamp -
+    // min_request_timestamp: a response ends at its request's start plus its
+    // request latency (MaxResponseTimestampMetric), wall clock.
+    if (r.start_wall_ns < first_start) {
+      first_start = r.start_wall_ns;
       first_start_wall = r.start_wall_ns;
     }
-    if (r.end_ns > last_end) {
-      last_end = r.end_ns;
-      last_end_wall = to_wall(r, r.end_ns);
+    {
+      const std::int64_t last_byte = r.streamed && !r.content_ns.empty() ? r.content_ns.back() : r.end_ns;
+      const std::int64_t response_wall = r.start_wall_ns + (last_byte - r.start_ns);
+      if (last_byte > 0 && response_wall > last_end) {
+        last_end = response_wall;
+        last_end_wall = response_wall;
+      }
     }
     sum_isl += static_cast<double>(m.isl.value_or(0));
     sum_osl += static_cast<double>(m.osl.value_or(0));
@@ -222,6 +263,9 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   auto derived = [&](const char* tag, const char* unit, double v) { agg[tag] = {{"unit", unit}, {"avg", v}}; };
   derived("request_count", "requests", static_cast<double>(ok));
   derived("error_request_count", "requests", static_cast<double>(errors));
+  // Read by InferenceX's validate_agentic_result (errors / completed).
+  derived("completed_request_count", "requests", static_cast<double>(ok + errors));
+  derived("context_overflow_count", "requests", static_cast<double>(overflows));
   derived("cancelled_request_count", "requests", static_cast<double>(cancelled));
   derived("warmup_request_count", "requests", static_cast<double>(warmup));
   derived("benchmark_duration", "sec", duration_s);
@@ -239,6 +283,30 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   if (any_usage_prompt) derived("total_usage_prompt_tokens", "tokens", sum_usage_prompt);
   if (any_cached) derived("total_usage_prompt_cache_read_tokens", "tokens", sum_cached);
   if (ok + errors > 0) derived("request_error_rate", "ratio", static_cast<double>(errors) / static_cast<double>(ok + errors));
+  {
+    std::vector<double> v;
+    for (const auto& x : ratios) {
+      auto pos = [](const std::optional<double>& y) { return y && std::isfinite(*y) && *y > 0; };
+      if (!(x.latency_ns > 0 && pos(x.osl))) continue;
+      if ((any_ttft && !pos(x.ttft)) || (any_isl && !pos(x.isl))) continue;
+      const double ratio = static_cast<double>(x.latency_ns) / 1e9 / *x.osl;  // (latency_ns / NANOS_PER_SECOND) / osl
+      if (std::isfinite(ratio)) v.push_back(ratio);
+    }
+    if (!v.empty()) {
+      std::sort(v.begin(), v.end());
+      for (int p : {75, 90}) {
+        // np.percentile, "linear": index (n-1) * (q/100), numpy's _lerp
+        const double vi = static_cast<double>(v.size() - 1) * (p / 100.0);
+        const auto lo = static_cast<std::size_t>(std::floor(vi));
+        const std::size_t hi = std::min(lo + 1, v.size() - 1);
+        const double t = vi - static_cast<double>(lo), d = v[hi] - v[lo];
+        const double rp = t >= 0.5 ? v[hi] - d * (1 - t) : v[lo] + d * t;
+        if (rp <= 0 || !std::isfinite(1.0 / rp)) continue;
+        agg["e2e_normalized_interactivity_p" + std::to_string(p)] = {
+            {"unit", "tokens/sec/user"}, {"avg", 1.0 / rp}, {"count", v.size()}};
+      }
+    }
+  }
 
   json summary = json::array();
   for (const auto& [key, count] : error_groups) {

@@ -23,6 +23,12 @@ namespace agentperf {
 
 nlohmann::ordered_json record_to_json(const RequestRecord& r);
 
+// AIPerf's is_context_overflow_response allow-list
+// (AIPERF_AGENTX_CONTEXT_OVERFLOW_SUBSTRINGS: "context length", "maximum
+// context", "context_length_exceeded", "prompt is too long"), case-insensitive
+// on the error's message or type: the aggregate's context_overflow_count.
+bool is_context_overflow_error(const ErrorInfo& e);
+
 // What a finished run amounts to, decided once and written into the
 // aggregate, printed on the console and turned into the exit code
 // (common/run_control.h), so that the three never disagree.

@@ -1,8 +1,15 @@
 #include "replay/replay_outputs.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
 #include "load/profile_config.h"
 #include "metrics/export.h"
 #include "metrics/inferencex_aggregate.h"
+#include "trace/session_tree.h"
 
 namespace agentperf::replay {
 
@@ -16,6 +23,76 @@ RunVerdict judge_replay(const ReplayResult& res, double max_error_rate) {
     if (v.exit_code == 0) v.exit_code = 1;
   }
   return v;
+}
+
+TheoreticalHit theoretical_hit_of_records(const std::vector<RequestRecord>& records,
+                                          const std::vector<trace::WekaTrace>& traces) {
+  std::map<std::string, const trace::WekaTrace*> by_id;
+  for (const auto& t : traces) by_id.emplace(t.id, &t);
+  // One tree per trace, its streams by conversation id (the records'
+  // conversation_id and turn_index are the tree's stream and turn).
+  struct Tree {
+    trace::SessionTree tree;
+    std::map<std::string, const trace::Stream*> streams;
+  };
+  std::map<std::string, Tree> trees;
+  TheoreticalHit out;
+  for (const auto& r : records) {
+    if (r.phase != Phase::profiling || !r.ok()) continue;
+    const std::string id = r.conversation_id.substr(0, r.conversation_id.find("::"));
+    auto t = by_id.find(id);
+    if (t == by_id.end()) continue;
+    auto [it, fresh] = trees.try_emplace(id);
+    if (fresh) {
+      it->second.tree = trace::build_session_tree(*t->second);
+      for (const auto& s : it->second.tree.streams) it->second.streams.emplace(s.conversation_id, &s);
+    }
+    auto s = it->second.streams.find(r.conversation_id);
+    if (s == it->second.streams.end() || r.turn_index < 0 ||
+        static_cast<std::size_t>(r.turn_index) >= s->second->turns.size())
+      continue;
+    const auto& turn = s->second->turns[static_cast<std::size_t>(r.turn_index)];
+    const auto total = static_cast<std::int64_t>(turn.call->hash_ids.size());
+    if (total <= 0) continue;
+    out.hit_blocks += std::clamp<std::int64_t>(turn.theoretical_hit_blocks, 0, total);
+    out.total_blocks += total;
+  }
+  return out;
+}
+
+ExpectedOutputs expected_outputs_of(const std::vector<trace::WekaTrace>& traces) {
+  ExpectedOutputs out;
+  for (const auto& t : traces) {
+    std::vector<std::int64_t> outs;
+    for (const auto& e : t.entries)
+      if (!e.is_subagent) outs.push_back(e.call.out);
+    if (!outs.empty()) out[t.id] = std::move(outs);  // a repeated id: the last wins, as in the Python dict
+  }
+  return out;
+}
+
+std::int64_t profiling_window_start_wall_ns(const ReplayResult& res) {
+  std::int64_t first = 0;
+  bool warmup = false;
+  for (const auto& r : res.run.records) {
+    if (r.phase != Phase::profiling) warmup = true;
+    else if (r.start_wall_ns && (first == 0 || r.start_wall_ns < first)) first = r.start_wall_ns;
+  }
+  return warmup ? first : 0;
+}
+
+InferenceXEnv resolve_inferencex_env(const ReplayConfig& cfg, const ReplayRunInfo& info) {
+  InferenceXEnv env = inferencex_env_from_process();
+  for (const auto& [k, v] : info.inferencex_env) env[k] = v;
+  auto set_default = [&](const char* k, const std::string& v) {
+    auto it = env.find(k);
+    if (it == env.end() || it->second.empty()) env[k] = v;
+  };
+  set_default("CONC", std::to_string(cfg.lanes));
+  set_default("MODEL", cfg.client.model);
+  if (env.find("IS_MULTINODE") == env.end() || env["IS_MULTINODE"].empty()) set_default("TP", std::to_string(info.gpus));
+  set_default("KV_OFFLOADING", "none");
+  return env;
 }
 
 ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
@@ -38,15 +115,30 @@ ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConf
   in.verdict = &verdict;
   in.records_error = info.records_error;
   auto agg = build_aggregate(res.run.records, in);
+
+  // AIPerf's theoretical_prefix_cache_hit: successful profiling records only.
+  TheoreticalHit th;
+  if (info.traces) th = theoretical_hit_of_records(res.run.records, *info.traces);
+  ExpectedOutputs expected;
+  if (info.traces) expected = expected_outputs_of(*info.traces);
+  const InferenceXEnv env = resolve_inferencex_env(cfg, info);
+
   InferenceXInputs ix;
   ix.gpus = info.gpus;
-  ix.theoretical_hit_blocks = res.theoretical_hit_blocks;
-  ix.theoretical_total_blocks = res.theoretical_total_blocks;
+  ix.theoretical_hit_blocks = th.hit_blocks;
+  ix.theoretical_total_blocks = th.total_blocks;
+  ix.expected_outputs = info.traces ? &expected : nullptr;
+  ix.server_metrics = info.server_metrics ? &*info.server_metrics : nullptr;
+  ix.framework = env.count("FRAMEWORK") ? env.at("FRAMEWORK") : std::string();
   auto ixa = inferencex_aggregate(res.run.records, ix);
-  agg["inferencex"] = std::move(ixa.json);
-  agg["theoretical_prefix_cache_hit"] = {{"unit", "blocks"}, {"sum", res.theoretical_hit_blocks},
-                                         {"count", res.theoretical_total_blocks},
-                                         {"avg", res.theoretical_total_blocks ? double(res.theoretical_hit_blocks) / double(res.theoretical_total_blocks) : 0.0}};
+  agg["inferencex"] = ixa.json;
+  if (th.total_blocks > 0) {
+    // TheoreticalPrefixCacheAccumulator's MetricResult: unit "%", avg and
+    // current = 100 * hit / total, sum = hit blocks, count = total blocks.
+    const double pct = 100.0 * static_cast<double>(th.hit_blocks) / static_cast<double>(th.total_blocks);
+    agg["theoretical_prefix_cache_hit"] = {{"unit", "%"}, {"avg", pct}, {"current", pct},
+                                           {"sum", th.hit_blocks}, {"count", th.total_blocks}};
+  }
   {
     // One verdict for the console, the exit code and this file.
     agg["metadata"] = {{"scenario", "agentperf-agentx"}, {"submission_valid", verdict.valid},
@@ -58,13 +150,38 @@ ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConf
                    {"deadlocks_broken", res.deadlocks_broken},
                    {"warmup_dropped_lanes", res.warmup_dropped_lanes},
                    {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
-  return {std::move(agg), ixa.headline};
+  ReplayAggregate out{std::move(agg), ixa.headline, std::move(ixa)};
+  return out;
+}
+
+std::filesystem::path write_inferencex_result(const std::filesystem::path& dir, const ReplayAggregate& agg,
+                                              const ReplayConfig& cfg, const ReplayRunInfo& info) {
+  const InferenceXEnv env = resolve_inferencex_env(cfg, info);
+  auto it = env.find("RESULT_FILENAME");
+  const std::string stem = it != env.end() && !it->second.empty() ? it->second : "inferencex_result";
+  const auto path = dir / (stem + ".json");
+  try {
+    write_json_file(path, inferencex_result(agg.inferencex_full, agg.json, env));
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "agentperf: InferenceX result not written: %s\n", e.what());
+    return {};
+  }
+  return path;
 }
 
 ReplayAggregate write_replay_outputs(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
                                      const std::filesystem::path& dir, const RunVerdict& verdict) {
-  auto out = build_replay_aggregate(res, cfg, info, verdict);
+  ReplayRunInfo with_metrics = info;
+  if (!with_metrics.server_metrics) {
+    std::ifstream f(dir / "server_metrics_export.json");
+    if (f) {
+      auto j = nlohmann::json::parse(f, nullptr, false);
+      if (!j.is_discarded()) with_metrics.server_metrics = std::move(j);
+    }
+  }
+  auto out = build_replay_aggregate(res, cfg, with_metrics, verdict);
   write_run_results(dir, res.run.records, out.json, info.records_streamed);
+  write_inferencex_result(dir, out, cfg, with_metrics);
   return out;
 }
 

@@ -102,7 +102,6 @@ struct ReplayResult {
   std::int64_t deadlocks_broken = 0;  // times waiting turns were released from contradictory dependencies
   std::int64_t warmup_dropped_lanes = 0;  // lanes dropped because their trace overflowed the context in warmup
   std::string abort_reason;
-  std::int64_t theoretical_hit_blocks = 0, theoretical_total_blocks = 0;
 };
 
 ReplayResult run_replay(const ReplayConfig& cfg, const std::vector<trace::WekaTrace>& traces, const std::string& model);

@@ -10,6 +10,7 @@
 #include "common/numpy_random.h"
 #include "common/rng.h"
 #include "common/run_control.h"
+#include "metrics/export.h"
 #include "load/request_builder.h"
 
 namespace agentperf::replay {
@@ -17,15 +18,6 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 }  // namespace
 
-bool is_context_overflow_text(std::string_view text) {
-  std::string m(text);
-  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* needle : {"context length", "maximum context", "context_length_exceeded", "prompt is too long"})
-    if (m.find(needle) != std::string::npos) return true;
-  return false;
-}
-
-bool is_context_overflow(const ErrorInfo& e) { return is_context_overflow_text(e.message) || is_context_overflow_text(e.type); }
 
 std::pair<double, double> trajectory_time_bounds_ms(const trace::SessionTree& tree) {
   double lo = kNever, hi = -kNever;
@@ -183,7 +175,6 @@ void ReplayScheduler::start_play(int lane, double t, bool cut_at_t_star) {
   p->lane = lane;
   p->index = result_.plays_started++;
   p->pass = passes_[p->trace->id]++;
-  p->root_id = p->trace->id + "#" + std::to_string(p->index);
   if (cfg_.cache_bust) {
     const std::string marker = cache_bust_marker(cfg_.benchmark_id, p->pass, lane, p->trace->id);
     // Six token ids from the marker's hex digits.
@@ -201,6 +192,12 @@ void ReplayScheduler::start_play(int lane, double t, bool cut_at_t_star) {
     }
   }
   p->st.assign(p->tree.streams.size(), StreamState{});
+  {
+    const std::uint64_t salt = mix_seed(cfg_.seed, seed_of(cfg_.benchmark_id), 0xC0E);
+    for (std::size_t s = 0; s < p->tree.streams.size(); ++s)
+      p->correlation_ids.push_back(make_request_id(mix_seed(salt, static_cast<std::uint64_t>(p->index), 2 * s),
+                                                   mix_seed(salt, static_cast<std::uint64_t>(p->index), 2 * s + 1)));
+  }
   p->done.resize(p->tree.streams.size());
   for (std::size_t s = 0; s < p->tree.streams.size(); ++s) p->done[s].assign(p->tree.streams[s].turns.size(), 0);
   p->st[0].spawned = true;
@@ -209,11 +206,6 @@ void ReplayScheduler::start_play(int lane, double t, bool cut_at_t_star) {
   if (!p->tree.streams.empty() && !p->tree.streams[0].turns.empty())
     p->origin_ms = p->tree.streams[0].turns[0].call->t * 1000.0;
   if (cut_at_t_star) snapshot(*p, lane);
-  for (const auto& s : p->tree.streams)
-    for (const auto& turn : s.turns) {
-      result_.theoretical_hit_blocks += turn.theoretical_hit_blocks;
-      result_.theoretical_total_blocks += static_cast<std::int64_t>(turn.call->hash_ids.size());
-    }
   Play* raw = p.get();
   if (static_cast<std::size_t>(lane) >= lanes_.size()) lanes_.resize(static_cast<std::size_t>(lane) + 1);
   // The finished play may still be on the call stack: free it at the
@@ -353,7 +345,7 @@ std::string ReplayScheduler::make_id(std::uint64_t i) const {
   return make_request_id(mix_seed(salt, 0x4E9, i), mix_seed(salt, 0x4EA, i));
 }
 
-Dispatch ReplayScheduler::make_dispatch(const PendingTimer& timer) {
+Dispatch ReplayScheduler::make_dispatch(const PendingTimer& timer, double t) {
   Play* p = timer.play;
   auto& ss = p->st[static_cast<std::size_t>(timer.stream)];
   const auto& stream = p->tree.streams[static_cast<std::size_t>(timer.stream)];
@@ -367,6 +359,15 @@ Dispatch ReplayScheduler::make_dispatch(const PendingTimer& timer) {
   if (!d.primer) {
     ss.in_flight = true;
     ss.handoff_at = -1;
+    // AIPerf BranchOrchestrator.on_credit_issued: branches that overlapped
+    // their spawning call in the recording start when it is sent (never for
+    // a warmup primer); their first-call offsets count from now.
+    const auto& spawns = stream.turns[static_cast<std::size_t>(d.turn)].spawns_on_send;
+    for (int c : spawns) {
+      p->st[static_cast<std::size_t>(c)].spawned = true;
+      p->st[static_cast<std::size_t>(c)].ready_base = t;
+    }
+    if (!spawns.empty()) spawned_on_send_.push_back(p);
   }
   ++p->in_flight;
   ++in_flight_;
@@ -378,10 +379,12 @@ Dispatch ReplayScheduler::make_dispatch(const PendingTimer& timer) {
   rec.session_num = p->index;
   rec.worker_id = p->lane;  // the lane: the report draws one row per lane
   rec.conversation_id = stream.conversation_id;
-  rec.root_correlation_id = p->root_id;
   rec.turn_index = d.turn;
   rec.x_request_id = make_id(rec.request_index);
-  rec.x_correlation_id = stream.conversation_id + "#" + std::to_string(p->index);
+  rec.x_correlation_id = p->correlation_ids[static_cast<std::size_t>(timer.stream)];
+  rec.root_correlation_id = p->correlation_ids[0];
+  rec.agent_depth = stream.depth;
+  if (stream.parent >= 0) rec.parent_correlation_id = p->correlation_ids[static_cast<std::size_t>(stream.parent)];
   counters_.sent++;
   counters_.in_flight++;
   return d;
@@ -445,7 +448,11 @@ std::vector<Dispatch> ReplayScheduler::poll(double t) {
     std::vector<PendingTimer> due(it, timers_.end());
     timers_.erase(it, timers_.end());
     std::sort(due.begin(), due.end(), [](const PendingTimer& a, const PendingTimer& b) { return a.at < b.at; });
-    for (const auto& d : due) out.push_back(make_dispatch(d));
+    for (const auto& d : due) out.push_back(make_dispatch(d, t));
+    // Children spawned by those sends: schedule their first calls.
+    for (Play* p : spawned_on_send_)
+      if (!p->ended) evaluate(*p, t);
+    spawned_on_send_.clear();
     if (!out.empty()) return out;
     if (mode_ == Mode::profiling && in_flight_ == 0 && timers_.empty()) {
       // Every lane is waiting on a dependency that can never be met (a
@@ -481,7 +488,7 @@ void ReplayScheduler::complete(const Dispatch& d, RequestRecord rec, double t) {
   counters_.output_tokens += rec.usage_completion_tokens.value_or(rec.content_events);
   if (in_flight_ == 0) system_idle_since_ = t;
   if (p->in_flight == 0) p->idle_since = t;
-  const bool overflow = rec.error && is_context_overflow(*rec.error);
+  const bool overflow = rec.error && is_context_overflow_error(*rec.error);  // metrics/export.h: AIPerf's list
   if (overflow) ++result_.context_overflow_errors;
   if (!d.one_token) {
     // The live failed-request threshold: profiling records only; a context

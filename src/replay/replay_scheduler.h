@@ -57,7 +57,6 @@ struct Play {
   std::unique_ptr<trace::PromptBuilder> builder;
   int lane = 0;
   std::int64_t index = 0, pass = 0;
-  std::string root_id;
   // The trajectory start t* in recorded milliseconds when the play was cut
   // at t* (NaN otherwise), and the origin of its recorded clock at the
   // warmup handoff: t*, or the root's turn-0 timestamp for a play started
@@ -70,6 +69,11 @@ struct Play {
   std::int64_t marker_tokens = 0;
   std::vector<std::int32_t> marker_ids;
   std::vector<StreamState> st;
+  // Per stream: its X-Correlation-ID, a UUID v4 per stream instance (AIPerf
+  // mints str(uuid.uuid4()) per session; ours derive from the seed, the
+  // benchmark id, the play and the stream). Stream 0's is the tree's
+  // root_correlation_id; a child's parent_correlation_id is its parent's.
+  std::vector<std::string> correlation_ids;
   std::vector<std::vector<char>> done;
   int in_flight = 0;
   double idle_since = 0;
@@ -155,7 +159,7 @@ class ReplayScheduler {
   void drop_trace_lanes(const std::string& trace_id);
   void apply_idle_caps(double t);
   void stop_sending(const std::string& reason);
-  Dispatch make_dispatch(const PendingTimer& timer);
+  Dispatch make_dispatch(const PendingTimer& timer, double t);
   std::string make_id(std::uint64_t i) const;
 
   const ReplayConfig& cfg_;
@@ -166,6 +170,7 @@ class ReplayScheduler {
   std::vector<std::unique_ptr<Play>> lanes_;
   std::vector<std::unique_ptr<Play>> retired_;
   std::vector<PendingTimer> timers_;
+  std::vector<Play*> spawned_on_send_;  // plays whose sends in this poll spawned children
   std::unordered_map<std::string, std::int64_t> passes_;
   std::int64_t next_trace_ = 0, next_request_ = 0;
   int in_flight_ = 0;
@@ -187,14 +192,6 @@ class ReplayScheduler {
 // last piece (which closes a token-id list). Both drivers place it here.
 std::size_t marker_piece_index(const trace::WekaTrace& trace, std::size_t pieces);
 
-// AIPerf's context-overflow test (is_context_overflow_response with the
-// allow-list Environment.AGENTX.CONTEXT_OVERFLOW_SUBSTRINGS): a
-// case-insensitive substring match of "context length", "maximum context",
-// "context_length_exceeded" or "prompt is too long". On an ErrorInfo it reads
-// the message (which carries the server's error.message, or the raw body
-// when that is not JSON) and the error type.
-bool is_context_overflow_text(std::string_view text);
-bool is_context_overflow(const ErrorInfo& e);
 
 // AIPerf's TrajectorySource._trace_time_bounds: the min and max recorded
 // request START time over every stream of the tree, in ms (t * 1000.0).

@@ -414,6 +414,8 @@ class Sweep {
     cfg.sink = &records;
     auto res = replay::run_replay(cfg, traces_, model);
     cfg.sink = nullptr;
+    scraper.set_export_window(replay::profiling_window_start_wall_ns(res), 0);
+    scraper.set_benchmark_id(cfg.benchmark_id);
     scraper.stop();
     const std::string ended = server.stop(stop_grace);
     say(p.exp_name + ": server " + ended);
@@ -426,6 +428,8 @@ class Sweep {
     info.stats = stats_;
     info.gpus = p.entry->tp;
     info.cli_command = "agentperf sweep " + o_.recipe_path + " (point " + p.exp_name + ")";
+    info.traces = &traces_;
+    info.inferencex_env = inferencex_env_of(p);
     info.records_streamed = true;
     info.records_error = records.close();
     if (info.records_error) throw UserError("sweep point " + p.exp_name + ": " + *info.records_error, exit_code::write_failed);
@@ -457,6 +461,31 @@ class Sweep {
     return cfg;
   }
 
+  // InferenceX's process_agentic_result variables for a point, from the
+  // recipe (the launcher exports the same from its master-config entry);
+  // the environment still fills what a recipe does not say.
+  InferenceXEnv inferencex_env_of(const recipe::ExpandedPoint& p) const {
+    InferenceXEnv e;
+    auto put = [&](const char* k, const std::string& v) {
+      if (!v.empty()) e[k] = v;
+    };
+    put("MODEL", recipe_.model);
+    put("MODEL_PREFIX", recipe_.model_prefix);
+    put("FRAMEWORK", recipe_.framework);
+    put("PRECISION", recipe_.precision);
+    put("IMAGE", recipe_.image);
+    put("RUNNER_TYPE", recipe_.runner);
+    put("CONC", std::to_string(p.conc));
+    put("TP", std::to_string(p.entry->tp));
+    put("EP_SIZE", std::to_string(p.entry->ep));
+    put("PP_SIZE", std::to_string(p.entry->pp));
+    put("SPEC_DECODING", p.entry->spec_decoding);
+    put("KV_OFFLOADING", p.entry->kv_offloading);
+    put("KV_OFFLOAD_BACKEND", p.entry->kv_offload_backend);
+    if (p.total_cpu_dram_gb > 0) put("TOTAL_CPU_DRAM_GB", std::to_string(p.total_cpu_dram_gb));
+    return e;
+  }
+
   // A dry-run point: the recipe's traces replayed on the simulated engine in
   // virtual time (replay/virtual_replay.h), with the measured run's schedule,
   // written in the measured run's results shape plus a "sim" section.
@@ -471,6 +500,8 @@ class Sweep {
     info.stats = stats_;
     info.gpus = p.entry->tp;
     info.cli_command = "agentperf sweep --dry-run " + o_.recipe_path + " (point " + p.exp_name + ")";
+    info.traces = &traces_;
+    info.inferencex_env = inferencex_env_of(p);
     auto agg = replay::build_replay_aggregate(res.replay, cfg, info, replay::judge_replay(res.replay, 0.10));
     agg.json["input_config"]["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
                                           {"tp", p.entry->tp}, {"virtual_time", true}};

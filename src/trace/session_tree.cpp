@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "trace/agent_chains.h"
@@ -18,6 +18,9 @@ std::int64_t SessionTree::turn_count() const {
 
 namespace {
 double end_of(const TraceCall& c) { return c.t + c.api_time; }
+
+// Weka loader _JOIN_EPSILON_SECONDS.
+constexpr double kJoinEpsilon = 1e-6;
 
 void link_turns_in_stream(Stream& s, int block_size) {
   for (std::size_t k = 0; k < s.turns.size(); ++k) {
@@ -35,60 +38,165 @@ void link_turns_in_stream(Stream& s, int block_size) {
     turn.assistant_blocks = std::clamp<std::int64_t>(answer, 0, std::max<std::int64_t>(0, new_blocks));
   }
 }
-// Streams for every chain but the first of `calls` (whose calls already are
-// the turns of `owner`): spawned by the call they forked from, joined by the
-// owner's first later call that starts after their last call ends.
-void add_flattened_streams(SessionTree& tree, int owner, const std::vector<const TraceCall*>& calls,
-                           const ChainResult& chains, const std::string& prefix) {
-  tree.seams += chains.seams;
-  if (chains.chains.size() < 2) return;
-  std::unordered_map<const TraceCall*, TurnRef> where;
-  for (std::size_t k = 0; k < tree.streams[static_cast<std::size_t>(owner)].turns.size(); ++k)
-    where[tree.streams[static_cast<std::size_t>(owner)].turns[k].call] = {owner, static_cast<int>(k)};
-  std::vector<int> stream_of_chain(chains.chains.size(), owner);
-  for (std::size_t c = 1; c < chains.chains.size(); ++c) {
-    const AgentChain& ch = chains.chains[c];
-    const int parent_stream = ch.parent ? stream_of_chain[*ch.parent] : owner;
-    Stream s;
-    char name[16];
-    std::snprintf(name, sizeof name, "%03zu", c);
-    s.conversation_id = prefix + "::fa:" + name;
-    s.parent = parent_stream;
-    s.depth = tree.streams[static_cast<std::size_t>(parent_stream)].depth + 1;
-    for (std::size_t i : ch.calls) {
-      Turn turn;
-      turn.call = calls[i];
-      s.turns.push_back(std::move(turn));
+
+// weka_trace.py _sa_end_seconds: t + duration_ms / 1000 (negative or
+// non-finite durations count 0), else the latest end of its calls, else t.
+double subagent_end(const SubagentGroup& g) {
+  if (g.duration_ms) {
+    double d = *g.duration_ms / 1000.0;
+    if (!std::isfinite(d) || d < 0.0) d = 0.0;
+    return g.t + d;
+  }
+  if (!g.calls.empty()) {
+    double e = -std::numeric_limits<double>::infinity();
+    for (const auto& c : g.calls) e = std::max(e, c.t + std::max(c.api_time, 0.0));
+    return e;
+  }
+  return g.t;
+}
+
+std::string chain_suffix(std::size_t n) {
+  char name[32];
+  std::snprintf(name, sizeof name, "fa:%03zu", n);
+  return name;
+}
+
+// One SPAWN branch of the root: the children that share a (spawning,
+// joining) root-turn pair, and its recorded start (seconds).
+struct Branch {
+  int preceding = 0;
+  int join = -1;
+  double start_s = std::numeric_limits<double>::infinity();
+  std::vector<int> children;
+};
+
+// The root turns with the outer (entry) index each came from.
+struct RootIndex {
+  std::vector<std::size_t> outer;  // per root turn
+  // Last root turn before outer index `oi` (the largest turn position among
+  // those with a smaller outer index); -1 if none.
+  int preceding(std::size_t oi) const {
+    int best = -1;
+    for (std::size_t k = 0; k < outer.size(); ++k)
+      if (outer[k] < oi) best = std::max(best, static_cast<int>(k));
+    return best;
+  }
+  // The first root turn, in outer order, after outer index `oi` that starts
+  // at or after `end` (within the join epsilon); -1 if none.
+  int join(const Stream& root, std::size_t oi, double end) const {
+    std::vector<std::size_t> order(outer.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return outer[a] < outer[b]; });
+    for (std::size_t k : order) {
+      if (outer[k] <= oi) continue;
+      if (root.turns[k].call->t + kJoinEpsilon >= end) return static_cast<int>(k);
     }
-    const double first_t = s.turns.front().call->t;
-    // The spawning turn: the call it forked from, else the parent's latest
-    // call that ended by its start, else the parent's first call.
-    const auto& pturns = tree.streams[static_cast<std::size_t>(parent_stream)].turns;
-    int spawn = 0;
-    if (ch.fork_call && where.count(calls[*ch.fork_call]) && where[calls[*ch.fork_call]].stream == parent_stream) {
-      spawn = where[calls[*ch.fork_call]].turn;
-    } else {
-      for (std::size_t k = 0; k < pturns.size(); ++k)
-        if (end_of(*pturns[k].call) <= first_t) spawn = static_cast<int>(k);
+    return -1;
+  }
+};
+
+// Groups by (preceding, join) in order of first appearance.
+Branch& branch_for(std::vector<Branch>& branches, int preceding, int join) {
+  for (auto& b : branches)
+    if (b.preceding == preceding && b.join == join) return b;
+  branches.push_back({preceding, join, std::numeric_limits<double>::infinity(), {}});
+  return branches.back();
+}
+
+// branch_orchestrator.py: children of a branch whose recorded start lies
+// before the spawning call's recorded end go when that call is sent
+// (on_credit_issued, origin = the call's start); the others when it
+// completes (intercept, origin = the branch start). Either way a child's
+// first call waits max(0, its timestamp - origin) (_child_dispatch_offset_ms).
+// All in ms as AIPerf keeps them (Turn.timestamp = t * 1000.0,
+// api_time_ms = max(0, api_time) * 1000.0).
+void wire_branch(SessionTree& tree, const Branch& br) {
+  Stream& root = tree.streams[0];
+  Turn& spawn = root.turns[static_cast<std::size_t>(br.preceding)];
+  const double parent_start_ms = spawn.call->t * 1000.0;
+  const double parent_api_ms = std::max(0.0, spawn.call->api_time) * 1000.0;
+  const double branch_start_ms = br.start_s * 1000.0;
+  const bool on_send = parent_api_ms > 0 && branch_start_ms < parent_start_ms + parent_api_ms;
+  const double origin_ms = on_send ? parent_start_ms : branch_start_ms;
+  for (int c : br.children) {
+    Stream& child = tree.streams[static_cast<std::size_t>(c)];
+    child.spawned_by = {0, br.preceding};
+    child.spawn_on_send = on_send;
+    child.background = br.join < 0;
+    child.turns[0].start_delay_s = std::max(0.0, child.turns[0].call->t * 1000.0 - origin_ms) / 1000.0;
+    (on_send ? spawn.spawns_on_send : spawn.spawns).push_back(c);
+    if (br.join >= 0) root.turns[static_cast<std::size_t>(br.join)].joins.push_back(c);
+  }
+}
+
+int add_child(SessionTree& tree, std::string id, std::string scope, std::vector<const TraceCall*> calls) {
+  Stream s;
+  s.conversation_id = std::move(id);
+  s.replay_scope = std::move(scope);
+  s.parent = 0;
+  s.depth = 1;
+  for (const auto* c : calls) {
+    Turn turn;
+    turn.call = c;
+    s.turns.push_back(std::move(turn));
+  }
+  tree.streams.push_back(std::move(s));
+  return static_cast<int>(tree.streams.size()) - 1;
+}
+
+// replay_dependencies.py infer_cross_stream_predecessors over the turns of
+// one scope: interval [t, t + max(0, api_time)] in ms; for every other
+// stream the latest turn (by end, start, key) with start < target start and
+// end <= target start; then the frontier turns some other frontier turn
+// follows (start < its start, end <= its start) are dropped. Keys order as
+// (conversation_id, turn_index).
+void scope_barriers(SessionTree& tree, const std::vector<int>& streams) {
+  if (streams.size() < 2) return;
+  struct Iv {
+    double start, end;
+    TurnRef ref;
+  };
+  std::vector<std::vector<Iv>> by_stream;
+  for (int s : streams) {
+    auto& v = by_stream.emplace_back();
+    const auto& turns = tree.streams[static_cast<std::size_t>(s)].turns;
+    for (std::size_t k = 0; k < turns.size(); ++k) {
+      const double start = turns[k].call->t * 1000.0;
+      v.push_back({start, start + std::max(0.0, turns[k].call->api_time) * 1000.0, {s, static_cast<int>(k)}});
     }
-    s.spawned_by = {parent_stream, spawn};
-    s.turns[0].start_delay_s = std::max(0.0, first_t - end_of(*pturns[static_cast<std::size_t>(spawn)].call));
-    const double last_end = end_of(*s.turns.back().call);
-    const int idx = static_cast<int>(tree.streams.size());
-    int join = -1;
-    for (std::size_t k = static_cast<std::size_t>(spawn) + 1; k < pturns.size(); ++k)
-      if (pturns[k].call->t >= last_end) {
-        join = static_cast<int>(k);
-        break;
+  }
+  auto key_less = [&](const TurnRef& a, const TurnRef& b) {
+    const auto& ca = tree.streams[static_cast<std::size_t>(a.stream)].conversation_id;
+    const auto& cb = tree.streams[static_cast<std::size_t>(b.stream)].conversation_id;
+    if (ca != cb) return ca < cb;
+    return a.turn < b.turn;
+  };
+  for (std::size_t i = 0; i < by_stream.size(); ++i) {
+    for (const auto& target : by_stream[i]) {
+      const double ts = target.start;
+      std::vector<const Iv*> frontier;
+      for (std::size_t o = 0; o < by_stream.size(); ++o) {
+        if (o == i) continue;
+        const Iv* latest = nullptr;
+        for (const auto& c : by_stream[o]) {
+          if (!(c.start < ts && c.end <= ts)) continue;
+          if (!latest || c.end > latest->end || (c.end == latest->end && c.start > latest->start) ||
+              (c.end == latest->end && c.start == latest->start && key_less(latest->ref, c.ref)))
+            latest = &c;
+        }
+        if (latest) frontier.push_back(latest);
       }
-    s.background = join < 0;
-    tree.streams[static_cast<std::size_t>(parent_stream)].turns[static_cast<std::size_t>(spawn)].spawns.push_back(idx);
-    if (join >= 0)
-      tree.streams[static_cast<std::size_t>(parent_stream)].turns[static_cast<std::size_t>(join)].joins.push_back(idx);
-    for (std::size_t k = 0; k < s.turns.size(); ++k) where[s.turns[k].call] = {idx, static_cast<int>(k)};
-    stream_of_chain[c] = idx;
-    tree.streams.push_back(std::move(s));
-    ++tree.flattened_agents;
+      std::vector<TurnRef> preds;
+      for (const Iv* c : frontier) {
+        bool dominated = false;
+        for (const Iv* later : frontier)
+          if (later != c && c->start < later->start && c->end <= later->start) dominated = true;
+        if (!dominated) preds.push_back(c->ref);
+      }
+      std::sort(preds.begin(), preds.end(), key_less);
+      tree.streams[static_cast<std::size_t>(target.ref.stream)].turns[static_cast<std::size_t>(target.ref.turn)].barriers =
+          std::move(preds);
+    }
   }
 }
 
@@ -98,89 +206,98 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
   SessionTree tree;
   tree.trace = &trace;
   tree.streams.emplace_back();
-  Stream& root_init = tree.streams[0];
-  root_init.conversation_id = trace.id;
+  tree.streams[0].conversation_id = trace.id;
+  tree.streams[0].replay_scope = trace.id;
 
-  // Which top-level calls belong to the main agent.
+  // Top-level calls and their outer (entry) indices; which belong to the
+  // main agent (the root stream) and which to flattened agents.
   std::vector<const TraceCall*> top;
-  for (const auto& e : trace.entries)
-    if (!e.is_subagent) top.push_back(&e.call);
+  std::vector<std::size_t> top_outer;
+  for (std::size_t i = 0; i < trace.entries.size(); ++i)
+    if (!trace.entries[i].is_subagent) {
+      top.push_back(&trace.entries[i].call);
+      top_outer.push_back(i);
+    }
   ChainResult chains;
-  if (split_flattened_agents) chains = detect_agent_chains(top);
-  std::unordered_set<const TraceCall*> main_calls;
-  if (chains.chains.empty()) {
-    main_calls.insert(top.begin(), top.end());
-  } else {
-    for (std::size_t i : chains.chains[0].calls) main_calls.insert(top[i]);
+  if (split_flattened_agents && top.size() > 1) chains = detect_agent_chains(top);
+  tree.seams += chains.seams;
+  RootIndex root_index;
+  {
+    std::vector<std::size_t> main;
+    if (chains.chains.empty()) {
+      for (std::size_t i = 0; i < top.size(); ++i) main.push_back(i);
+    } else {
+      main = chains.chains[0].calls;
+    }
+    for (std::size_t i : main) {
+      Turn turn;
+      turn.call = top[i];
+      tree.streams[0].turns.push_back(std::move(turn));
+      root_index.outer.push_back(top_outer[i]);
+    }
   }
 
-  std::vector<int> awaiting_join;
-  std::vector<std::pair<int, std::pair<std::vector<const TraceCall*>, ChainResult>>> subagent_chains;
-  for (const auto& entry : trace.entries) {
-    if (!entry.is_subagent && !main_calls.count(&entry.call)) continue;  // a flattened agent's call
-    if (!entry.is_subagent) {
-      Turn turn;
-      turn.call = &entry.call;
-      // Tiered joins: a waiting child is joined by the first following
-      // parent call that starts after the child's last call ends; one that
-      // the recording shows still running keeps waiting for a later call.
-      std::vector<int> still_waiting;
-      for (int idx : awaiting_join) {
-        const auto& child = tree.streams[static_cast<std::size_t>(idx)];
-        if (end_of(*child.turns.back().call) <= entry.call.t + 1e-6) turn.joins.push_back(idx);
-        else still_waiting.push_back(idx);
-      }
-      awaiting_join = std::move(still_waiting);
-      tree.streams[0].turns.push_back(std::move(turn));
-      continue;
-    }
-    if (entry.subagent.calls.empty()) continue;
-    if (tree.streams[0].turns.empty()) {
+  // Subagents (_reconstruct_serial): spawned by the preceding root turn,
+  // joined by the first later root turn at or after the recorded end.
+  std::vector<Branch> sa_branches;
+  for (std::size_t oi = 0; oi < trace.entries.size(); ++oi) {
+    const auto& entry = trace.entries[oi];
+    if (!entry.is_subagent) continue;
+    const int preceding = root_index.preceding(oi);
+    if (preceding < 0) {
       ++tree.dropped_subagents;  // no preceding parent call to spawn it
       continue;
     }
-    const int parent_turn = static_cast<int>(tree.streams[0].turns.size()) - 1;
-    Stream child;
-    child.conversation_id = trace.id + "::sa:" + entry.subagent.agent_id;
-    child.parent = 0;
-    child.spawned_by = {0, parent_turn};
-    child.depth = 1;
-    // Flattened agents inside the group, too: its first chain is the
-    // subagent's own stream, the others fork from it.
+    const int join = root_index.join(tree.streams[0], oi, subagent_end(entry.subagent));
+    Branch& br = branch_for(sa_branches, preceding, join);
+    br.start_s = std::min(br.start_s, entry.subagent.t);
+    if (entry.subagent.calls.empty()) continue;
+    // _expand_subagent_to_child_plans: chain detection nested on the inner
+    // calls; chain 0 keeps "::sa:<id>", the others "::sa:<id>:fa:NNN" (NNN
+    // from 000), all children of this branch in the subagent's scope.
+    const std::string sid = trace.id + "::sa:" + entry.subagent.agent_id;
     std::vector<const TraceCall*> inner;
     for (const auto& c : entry.subagent.calls) inner.push_back(&c);
     ChainResult inner_chains;
     if (split_flattened_agents) inner_chains = detect_agent_chains(inner);
+    tree.seams += inner_chains.seams;
     if (inner_chains.chains.empty()) {
-      for (const auto* c : inner) {
-        Turn turn;
-        turn.call = c;
-        child.turns.push_back(std::move(turn));
-      }
-    } else {
-      for (std::size_t i : inner_chains.chains[0].calls) {
-        Turn turn;
-        turn.call = inner[i];
-        child.turns.push_back(std::move(turn));
-      }
+      br.children.push_back(add_child(tree, sid, sid, inner));
+      continue;
     }
-    const TraceCall& spawn_call = *tree.streams[0].turns[static_cast<std::size_t>(parent_turn)].call;
-    child.turns[0].start_delay_s = std::max(0.0, child.turns[0].call->t - end_of(spawn_call));
-    const int idx = static_cast<int>(tree.streams.size());
-    tree.streams.push_back(std::move(child));
-    tree.streams[0].turns[static_cast<std::size_t>(parent_turn)].spawns.push_back(idx);
-    awaiting_join.push_back(idx);
-    if (inner_chains.chains.size() > 1) subagent_chains.emplace_back(idx, std::make_pair(std::move(inner), std::move(inner_chains)));
+    for (std::size_t c = 0; c < inner_chains.chains.size(); ++c) {
+      std::vector<const TraceCall*> calls;
+      for (std::size_t i : inner_chains.chains[c].calls) calls.push_back(inner[i]);
+      br.children.push_back(add_child(tree, c == 0 ? sid : sid + ":" + chain_suffix(c - 1), sid, std::move(calls)));
+      if (c > 0) ++tree.flattened_agents;
+    }
   }
-  for (int idx : awaiting_join) tree.streams[static_cast<std::size_t>(idx)].background = true;
-
-  add_flattened_streams(tree, 0, top, chains, trace.id);
-  for (auto& [idx, sub] : subagent_chains)
-    add_flattened_streams(tree, idx, sub.first, sub.second, tree.streams[static_cast<std::size_t>(idx)].conversation_id);
+  // Flattened top-level agents: spawned by the last root turn before the
+  // chain's first call (turn 0 when none), joined by the first later root
+  // turn at or after the chain's last end; in the root's scope.
+  std::vector<Branch> flat_branches;
+  for (std::size_t c = 1; c < chains.chains.size(); ++c) {
+    std::vector<const TraceCall*> calls;
+    double chain_end = -std::numeric_limits<double>::infinity();
+    for (std::size_t i : chains.chains[c].calls) {
+      calls.push_back(top[i]);
+      chain_end = std::max(chain_end, top[i]->t + std::max(top[i]->api_time, 0.0));
+    }
+    const std::size_t first_outer = top_outer[chains.chains[c].calls.front()];
+    const int preceding = std::max(0, root_index.preceding(first_outer));
+    const int join = root_index.join(tree.streams[0], first_outer, chain_end);
+    Branch& br = branch_for(flat_branches, preceding, join);
+    br.start_s = std::min(br.start_s, calls.front()->t);
+    br.children.push_back(add_child(tree, trace.id + "::" + chain_suffix(c - 1), trace.id, std::move(calls)));
+    ++tree.flattened_agents;
+  }
+  for (const auto& br : sa_branches)
+    if (!br.children.empty()) wire_branch(tree, br);
+  for (const auto& br : flat_branches) wire_branch(tree, br);
 
   for (auto& s : tree.streams) link_turns_in_stream(s, trace.block_size);
 
-  // Span, barriers and theoretical hits need every turn in recorded time order.
+  // Span and theoretical hits need every turn in recorded time order.
   struct Item {
     double t;
     TurnRef ref;
@@ -207,24 +324,15 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
     for (auto h : turn.call->hash_ids) seen.insert(h);
   }
 
-  // Barriers: per other stream, the latest turn completed (recorded) by this
-  // turn's start. Streams' completions are increasing in turn order, so a
-  // binary search per stream finds it.
-  if (tree.streams.size() > 1) {
-    std::vector<std::vector<double>> ends(tree.streams.size());
-    for (std::size_t s = 0; s < tree.streams.size(); ++s)
-      for (const auto& t : tree.streams[s].turns) ends[s].push_back(end_of(*t.call));
-    for (std::size_t s = 0; s < tree.streams.size(); ++s) {
-      for (auto& turn : tree.streams[s].turns) {
-        for (std::size_t o = 0; o < tree.streams.size(); ++o) {
-          if (o == s) continue;
-          const auto& e = ends[o];
-          auto pos = std::upper_bound(e.begin(), e.end(), turn.call->t) - e.begin();
-          if (pos > 0) turn.barriers.push_back({static_cast<int>(o), static_cast<int>(pos - 1)});
-        }
-      }
-    }
+  // Barriers, per replay scope (_install_replay_dependencies).
+  std::vector<std::pair<std::string, std::vector<int>>> scopes;
+  for (std::size_t s = 0; s < tree.streams.size(); ++s) {
+    const auto& sc = tree.streams[s].replay_scope;
+    auto it = std::find_if(scopes.begin(), scopes.end(), [&](const auto& x) { return x.first == sc; });
+    if (it == scopes.end()) scopes.push_back({sc, {static_cast<int>(s)}});
+    else it->second.push_back(static_cast<int>(s));
   }
+  for (const auto& [scope, members] : scopes) scope_barriers(tree, members);
   return tree;
 }
 

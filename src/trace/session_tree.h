@@ -1,30 +1,44 @@
-// A trace as a tree of streams, as AIPerf's Weka loader and agentic replay
-// build it (github.com/ai-dynamo/aiperf, src/aiperf/dataset/loader/weka_trace.py
-// @ af3e5382a6c1, src/aiperf/timing/strategies/agentic_replay.py @ 88bd3643da5b):
-//  - the root stream holds the trace's top-level calls;
-//  - a subagent group becomes a child stream "<trace>::sa:<agent_id>",
-//    spawned when the parent's preceding call completes, joined by the
-//    parent's following call (which waits for it) -- or, if the recording
-//    shows the group still running when that call started, by the first
-//    later call that starts after the group's last call ends ("tiered
-//    joins"); with no such call it runs in the background (nothing waits for
-//    it); with no preceding call it is dropped; adjacent groups with the
-//    same anchors form one branch;
-//  - delays are end-to-start: a turn starts max(0, t - (t_prev + api_time_prev))
-//    after the previous turn of its stream completes; a child's first turn
-//    starts that long after its spawning turn completes;
-//  - cross-stream barriers: a turn also waits for the latest turn of every
-//    other stream of the tree whose recorded completion is at or before its
-//    recorded start;
-//  - theoretical prefix-cache hit per turn: its blocks already seen earlier
-//    in the trace (one seen-set for the whole tree, in recorded time order).
+// A trace as a tree of streams, as AIPerf's Weka loader and branch
+// orchestrator build and play it (SemiAnalysisAI/aiperf @ 2141c6217b7f:
+// src/aiperf/dataset/loader/weka_trace.py WekaTraceLoader._reconstruct_serial,
+// _expand_subagent_to_child_plans, _sa_end_seconds, _replay_scope_for_session,
+// _install_replay_dependencies; src/aiperf/timing/branch_orchestrator.py
+// @ 7ee18816f7d1 on_credit_issued, _spawn_children_and_register_gates,
+// _child_dispatch_offset_ms; src/aiperf/timing/replay_dependencies.py
+// @ a5b3bef9494f infer_cross_stream_predecessors; docs/agentx.md
+// "Subagent timing"):
+//  - the root stream holds the trace's top-level calls (its main agent);
+//  - a subagent entry becomes the child stream "<trace>::sa:<agent_id>"
+//    (plus "<trace>::sa:<agent_id>:fa:NNN" for further context chains
+//    found inside it), all children of the root, agent depth 1. It is
+//    spawned by the last root call before the entry (none: dropped) and
+//    joined by the first later root call that starts at or after the
+//    subagent's recorded end t + duration_ms (else the latest end of its
+//    calls; no such call: background, nothing waits for it). Entries with
+//    the same (spawning, joining) pair form one branch, whose start is the
+//    earliest entry t;
+//  - a child's first call goes its recorded offset after the branch start
+//    (child first t - branch start), counted from the completion of the
+//    spawning call; when the branch started before the spawning call's
+//    recorded end (an overlap), the children start when the spawning call
+//    is SENT instead, each at (child first t - spawning call t);
+//  - later turns: end-to-start delays, max(0, t - (t_prev + api_time_prev))
+//    after the previous turn of the stream completes;
+//  - cross-stream barriers per replay scope: the root and its flattened
+//    agents form one scope, each subagent (with its own chains) another, so
+//    root and subagent streams never gate each other. Within a scope a turn
+//    waits, for every other stream, for that stream's latest turn that
+//    started strictly before it and ended by its start (max by end, start,
+//    key), less the frontier turns another frontier turn follows;
 //  - flattened agents: top-level calls are split into agent chains by
 //    hash-id prefix evidence (agent_chains.h); the chain of the first call
-//    is the root stream, every other chain a stream "<trace>::fa:NNN"
-//    spawned by the call it forked from, joined by its parent's first later
-//    call that starts after the chain's last call ends (else background).
-//    AIPerf's further split of these into ::wg (worker groups) and ::aux
-//    (sidecars) is not made: all are ::fa.
+//    is the root stream, every other chain a child stream "<trace>::fa:NNN"
+//    (NNN from 000) of the root, spawned by the last root call before its
+//    first call (else root call 0) and joined like a subagent, by its last
+//    call's end; same branch grouping and offsets. AIPerf's further naming
+//    of some chains ::wg: (worker groups) and ::aux: (sidecars) is not made.
+//  - theoretical prefix-cache hit per turn: its blocks already seen earlier
+//    in the trace (one seen-set for the whole tree, in recorded time order).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -45,8 +59,9 @@ struct Turn {
   const TraceCall* call = nullptr;
   double start_delay_s = 0;           // end-to-start gap (see above)
   std::vector<int> spawns;            // child streams started when this turn completes
+  std::vector<int> spawns_on_send;    // child streams started when this turn is sent (overlap)
   std::vector<int> joins;             // child streams that must finish before this turn starts
-  std::vector<TurnRef> barriers;      // turns of other streams that must complete first
+  std::vector<TurnRef> barriers;      // turns of other streams of its scope that must complete first
   std::int64_t lcp_blocks = 0;        // blocks shared with the previous turn of the stream
   std::int64_t assistant_blocks = 0;  // the previous answer's blocks among the new ones
   std::int64_t theoretical_hit_blocks = 0;
@@ -54,9 +69,11 @@ struct Turn {
 
 struct Stream {
   std::string conversation_id;
+  std::string replay_scope;  // barrier scope: AIPerf's replay_scope_id
   int parent = -1;
   TurnRef spawned_by{-1, -1};
-  int depth = 0;
+  bool spawn_on_send = false;  // in spawned_by's spawns_on_send, not its spawns
+  int depth = 0;               // AIPerf agent_depth: 0 root, 1 its children
   bool background = false;
   std::vector<Turn> turns;
 };

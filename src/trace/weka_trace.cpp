@@ -149,6 +149,9 @@ WekaTrace parse_weka_trace(std::string_view json, const std::string& where) {
       g.t = r.number(ro, "t", false, 0.0);
       g.agent_id = r.text(ro, "agent_id", true);
       g.subagent_type = r.text(ro, "subagent_type", false);
+      simdjson::dom::element dur;
+      if (ro["duration_ms"].get(dur) == simdjson::SUCCESS && !dur.is_null())
+        g.duration_ms = r.number(ro, "duration_ms", true);
       simdjson::dom::array inner;
       if (ro["requests"].get_array().get(inner)) r.fail("subagent '" + g.agent_id + "' has no 'requests' array");
       std::size_t k = 0;
@@ -208,9 +211,14 @@ std::string to_json_line(const WekaTrace& t) {
       append_call(s, e.call);
       continue;
     }
-    std::snprintf(buf, sizeof buf, R"({"type":"subagent","t":%.6f,"agent_id":"%s","subagent_type":"%s","status":"completed","requests":[)",
+    std::snprintf(buf, sizeof buf, R"({"type":"subagent","t":%.6f,"agent_id":"%s","subagent_type":"%s","status":"completed",)",
                   e.subagent.t, e.subagent.agent_id.c_str(), e.subagent.subagent_type.c_str());
     s += buf;
+    if (e.subagent.duration_ms) {
+      std::snprintf(buf, sizeof buf, R"("duration_ms":%.3f,)", *e.subagent.duration_ms);
+      s += buf;
+    }
+    s += "\"requests\":[";
     for (std::size_t k = 0; k < e.subagent.calls.size(); ++k) {
       if (k) s += ',';
       append_call(s, e.subagent.calls[k]);

@@ -41,6 +41,9 @@ struct SubagentGroup {
   double t = 0;
   std::string agent_id;
   std::string subagent_type;
+  // The subagent's recorded wall time in ms (null for async launches): its
+  // recorded end t + duration_ms / 1000 picks the root call that joins it.
+  std::optional<double> duration_ms;
   std::vector<TraceCall> calls;
 };
 

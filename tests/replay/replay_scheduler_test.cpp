@@ -13,8 +13,12 @@
 //   context_overflow.py @ ai-dynamo/aiperf 58028d5ba1cb
 //     (is_context_overflow_response, Environment.AGENTX.CONTEXT_OVERFLOW_SUBSTRINGS)
 #include "replay/replay_scheduler.h"
+#include "metrics/export.h"
 
 #include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
 
 #include <algorithm>
 #include <functional>
@@ -22,6 +26,7 @@
 #include <map>
 #include <tuple>
 
+#include "metrics/export.h"
 #include "trace/session_tree.h"
 #include "trace/weka_trace.h"
 
@@ -56,6 +61,7 @@ struct Sent {
   bool primer;
   int lane;
   std::int64_t play;
+  RequestRecord rec;
 };
 
 using Fail = std::function<std::optional<ErrorInfo>(const replay::Dispatch&)>;
@@ -78,7 +84,7 @@ Run drive(const replay::ReplayConfig& cfg, const std::vector<trace::WekaTrace>& 
   for (int guard = 0; guard < 100000; ++guard) {
     auto due = sched.poll(t);
     for (auto& d : due) {
-      out.sent.push_back({t, d.rec.conversation_id, d.turn, d.rec.phase, d.primer, d.play->lane, d.play->index});
+      out.sent.push_back({t, d.rec.conversation_id, d.turn, d.rec.phase, d.primer, d.play->lane, d.play->index, d.rec});
       in_flight.emplace(t + latency, std::move(d));
     }
     if (sched.profiling() && out.profile_start < 0) out.profile_start = sched.profile_start();
@@ -282,19 +288,18 @@ TEST(ReplayScheduler, PrimerLeadsClampAndHandoffFollowsTheRecordedClock) {
 // substrings "context length", "maximum context", "context_length_exceeded",
 // "prompt is too long", on the body / error message.
 TEST(ReplayScheduler, ContextOverflowUsesAiperfsSubstrings) {
-  using replay::is_context_overflow;
-  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request",
+  EXPECT_TRUE(is_context_overflow_error(ErrorInfo{400, "Bad Request",
                                             "HTTP 400: This model's maximum context length is 8192 tokens."}));
-  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request", "HTTP 400: The input (9000 tokens) exceeds the CONTEXT LENGTH"}));
-  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request", "HTTP 400: Maximum Context exceeded"}));
-  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request",
+  EXPECT_TRUE(is_context_overflow_error(ErrorInfo{400, "Bad Request", "HTTP 400: The input (9000 tokens) exceeds the CONTEXT LENGTH"}));
+  EXPECT_TRUE(is_context_overflow_error(ErrorInfo{400, "Bad Request", "HTTP 400: Maximum Context exceeded"}));
+  EXPECT_TRUE(is_context_overflow_error(ErrorInfo{400, "Bad Request",
                                             R"(HTTP 400 Bad Request: {"code":"context_length_exceeded"})"}));
-  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "context_length_exceeded", "HTTP 400: invalid request"}));
-  EXPECT_TRUE(is_context_overflow(ErrorInfo{400, "Bad Request", "HTTP 400: Prompt is too long: 210000 tokens"}));
+  EXPECT_TRUE(is_context_overflow_error(ErrorInfo{400, "context_length_exceeded", "HTTP 400: invalid request"}));
+  EXPECT_TRUE(is_context_overflow_error(ErrorInfo{400, "Bad Request", "HTTP 400: Prompt is too long: 210000 tokens"}));
   // Not on AIPerf's list.
-  EXPECT_FALSE(is_context_overflow(ErrorInfo{400, "Bad Request", "HTTP 400: exceeds the context window"}));
-  EXPECT_FALSE(is_context_overflow(ErrorInfo{500, "Internal Server Error", "HTTP 500: engine down"}));
-  EXPECT_FALSE(is_context_overflow(ErrorInfo{429, "Too Many Requests", "HTTP 429: rate limited"}));
+  EXPECT_FALSE(is_context_overflow_error(ErrorInfo{400, "Bad Request", "HTTP 400: exceeds the context window"}));
+  EXPECT_FALSE(is_context_overflow_error(ErrorInfo{500, "Internal Server Error", "HTTP 500: engine down"}));
+  EXPECT_FALSE(is_context_overflow_error(ErrorInfo{429, "Too Many Requests", "HTTP 429: rate limited"}));
 }
 
 // The live --failed-request-threshold arms after max(concurrency, 10)
@@ -380,4 +385,121 @@ TEST(ReplayScheduler, ContextOverflowInWarmupDropsThatTracesLanes) {
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << i;
   for (const auto& s : run.sent) EXPECT_TRUE(s.lane == 1 || (s.primer && s.turn == 1)) << s.conversation << " lane " << s.lane;
   EXPECT_DOUBLE_EQ(run.profile_start, 1.0);
+}
+
+// Subagent timing and ids after AIPerf (SemiAnalysisAI/aiperf @ 2141c6217b7f
+// src/aiperf/dataset/loader/weka_trace.py _reconstruct_serial, _sa_end_seconds,
+// _replay_scope_for_session; src/aiperf/timing/branch_orchestrator.py
+// @ 7ee18816f7d1 intercept -> _spawn_children_and_register_gates,
+// _child_dispatch_offset_ms, _maybe_suspend_parent / _arm_join_replay_deadline).
+// Trace J (as in tests/trace SubagentOffsetsFromTheEntryAndJoinsByRecordedEnd):
+// root r0 0 (api 2), r1 6, r2 8; A entry 3 (duration 4000 ms: end 7) calls
+// 4, 5 (api 0.5); B entry 3.5 (end 4.5) call 3.6; C entry 3.2 (end 3.7) call
+// 3.3. Branches: (r0, r2) = {A} start 3; (r0, r1) = {B, C} start 3.2.
+// Every request takes 2 s, no warmup:
+//   r0 0 -> 2. Spawned at 2: c0 at 2 + 0.1 = 2.1, b0 at 2 + 0.4 = 2.4,
+//   a0 at 2 + 1 = 3 (-> 5); a1 0.5 after a0 came back: 5.5 (-> 7.5).
+//   r1: 6 - (0 + 2) = 4 after r0 came back: 6.0; it joins B and C (back at
+//   4.1 and 4.4) only -- A, still running until 7.5, neither joins it (A's
+//   recorded end 7 is after r1's 6) nor gates it (root and A are separate
+//   barrier scopes). r1 -> 8.0.
+//   r2: 8 - (6 + 1) = 1 after r1: 9.0 (A back at 7.5). At the
+//   gated-turn release: the later of that delay and the children.
+// Before: offsets counted from the spawning call's end (a0 at 4, b0 3.6,
+// c0 3.3), A joined r1 (its calls ended by 5.5 <= 6) and r1 had a barrier on
+// a1: r1 at 9.5.
+TEST(ReplayScheduler, SubagentFirstCallsJoinsAndScopesFollowAiperf) {
+  const char* j = R"({"id":"J","block_size":4,"requests":[
+    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":2},
+    {"type":"subagent","t":3,"agent_id":"A","duration_ms":4000,"requests":[
+      {"type":"n","t":4,"in":8,"out":1,"hash_ids":[0,5],"api_time":0.5},
+      {"type":"n","t":5,"in":12,"out":1,"hash_ids":[0,5,6],"api_time":0.5}]},
+    {"type":"subagent","t":3.5,"agent_id":"B","duration_ms":1000,"requests":[
+      {"type":"n","t":3.6,"in":8,"out":1,"hash_ids":[0,7],"api_time":0.5}]},
+    {"type":"subagent","t":3.2,"agent_id":"C","duration_ms":500,"requests":[
+      {"type":"n","t":3.3,"in":8,"out":1,"hash_ids":[0,8],"api_time":0.2}]},
+    {"type":"n","t":6,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
+    {"type":"n","t":8,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1}]})";
+  auto c = base_config(1);
+  c.warmup = false;
+  const auto traces = parse({j});
+  const auto run = drive(c, traces, 2.0, 9.5);
+  const std::vector<std::tuple<double, std::string, int>> want = {
+      {0.0, "J", 0}, {2.1, "J::sa:C", 0}, {2.4, "J::sa:B", 0}, {3.0, "J::sa:A", 0},
+      {5.5, "J::sa:A", 1}, {6.0, "J", 1}, {9.0, "J", 2},
+  };
+  ASSERT_EQ(run.sent.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(run.sent[i].at, std::get<0>(want[i]), 1e-9) << i;
+    EXPECT_EQ(run.sent[i].conversation, std::get<1>(want[i])) << i;
+    EXPECT_EQ(run.sent[i].turn, std::get<2>(want[i])) << i;
+  }
+
+  // Records (MetricRecordMetadata @ 2141c621: agent_depth, parent_correlation_id,
+  // root_correlation_id = the root session's x_correlation_id): a UUID v4 per
+  // stream instance, shared by its turns.
+  const std::regex uuid4("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  std::map<std::string, std::string> corr;
+  for (const auto& sent : run.sent) {
+    const auto& r = sent.rec;
+    EXPECT_TRUE(std::regex_match(r.x_correlation_id, uuid4)) << r.x_correlation_id;
+    if (corr.count(r.conversation_id)) {
+      EXPECT_EQ(corr[r.conversation_id], r.x_correlation_id);
+    }
+    corr[r.conversation_id] = r.x_correlation_id;
+  }
+  ASSERT_EQ(corr.size(), 4u);
+  std::set<std::string> distinct;
+  for (const auto& [conv, id] : corr) distinct.insert(id);
+  EXPECT_EQ(distinct.size(), 4u);
+  for (const auto& sent : run.sent) {
+    const auto& r = sent.rec;
+    EXPECT_EQ(r.root_correlation_id, corr["J"]);
+    if (r.conversation_id == "J") {
+      EXPECT_EQ(r.agent_depth, 0);
+      EXPECT_TRUE(r.parent_correlation_id.empty());
+    } else {
+      EXPECT_EQ(r.agent_depth, 1);
+      EXPECT_EQ(r.parent_correlation_id, corr["J"]);
+    }
+  }
+  // profile_export.jsonl metadata (record_to_json): agent_depth and
+  // parent_correlation_id beside x_correlation_id / root_correlation_id.
+  const auto root_json = record_to_json(run.sent[0].rec)["metadata"];
+  EXPECT_EQ(root_json["agent_depth"], 0);
+  EXPECT_TRUE(root_json["parent_correlation_id"].is_null());
+  EXPECT_EQ(root_json["x_correlation_id"], corr["J"]);
+  EXPECT_EQ(root_json["root_correlation_id"], corr["J"]);
+  const auto child_json = record_to_json(run.sent[1].rec)["metadata"];
+  EXPECT_EQ(child_json["agent_depth"], 1);
+  EXPECT_EQ(child_json["parent_correlation_id"], corr["J"]);
+  EXPECT_EQ(child_json["x_correlation_id"], corr["J::sa:C"]);
+  // Deterministic from the seed and benchmark id; another benchmark id, other ids.
+  EXPECT_EQ(drive(c, traces, 2.0, 9.5).sent[0].rec.x_correlation_id, corr["J"]);
+  auto c2 = c;
+  c2.benchmark_id = "other";
+  EXPECT_NE(drive(c2, traces, 2.0, 9.5).sent[0].rec.x_correlation_id, corr["J"]);
+}
+
+// branch_orchestrator.py on_credit_issued (@ 7ee18816f7d1): X's branch
+// (start 2) begins before r0's recorded end (0 + 5), so X starts when r0 is
+// SENT, its first call max(0, 2.5 - 0) = 2.5 s later, while r0 is still
+// in flight (every request takes 4 s). r0 0 -> 4; x0 2.5 -> 6.5;
+// r1: 10 - 5 = 5 after r0 came back = 9.0, joined on X (back at 6.5): 9.0.
+TEST(ReplayScheduler, OverlappingBranchStartsWhenItsSpawningCallIsSent) {
+  const char* o = R"({"id":"O","block_size":4,"requests":[
+    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":5},
+    {"type":"subagent","t":2,"agent_id":"X","requests":[
+      {"type":"n","t":2.5,"in":8,"out":1,"hash_ids":[0,5],"api_time":1}]},
+    {"type":"n","t":10,"in":8,"out":1,"hash_ids":[0,1],"api_time":1}]})";
+  auto c = base_config(1);
+  c.warmup = false;
+  const auto run = drive(c, parse({o}), 4.0, 9.5);
+  const std::vector<std::tuple<double, std::string, int>> want = {{0.0, "O", 0}, {2.5, "O::sa:X", 0}, {9.0, "O", 1}};
+  ASSERT_EQ(run.sent.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(run.sent[i].at, std::get<0>(want[i]), 1e-9) << i;
+    EXPECT_EQ(run.sent[i].conversation, std::get<1>(want[i])) << i;
+    EXPECT_EQ(run.sent[i].turn, std::get<2>(want[i])) << i;
+  }
 }

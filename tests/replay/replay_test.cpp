@@ -1,10 +1,12 @@
 // Replay schedules on hand-written traces against a local server that
 // answers at once (or, for one stream, slowly), with the expected send
 // times worked out by hand from the recorded timestamps.
+#include "replay/replay_outputs.h"
 #include "replay/replay_runner.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <mutex>
@@ -18,12 +20,16 @@ using namespace agentperf;
 using namespace std::chrono_literals;
 
 namespace {
-// Root call r0 at t=0 (api 0.05); subagent A: a0 at 0.10, a1 at 0.20 (api
-// 0.05 each); root call r1 at 0.40 (api 0.01), joined on A; background B:
-// b0 at 0.45. With instant answers: r0 at 0; a0 0.10-0.05 = 0.05 after r0;
-// a1 0.20-0.15 = 0.05 after a0 (0.10); r1 0.40-0.05 = 0.35 after r0 (A is
-// done by then); b0 0.45-0.41 = 0.04 after r1 (0.39). B ends the tree; the
-// lane recycles to the next trace.
+// Root call r0 at t=0 (api 0.05); subagent A (entry t 0.10): a0 at 0.10,
+// a1 at 0.20 (api 0.05 each); root call r1 at 0.40 (api 0.01), joined on A
+// (A's recorded end 0.25 <= 0.40); background B (entry 0.45): b0 at 0.45.
+// AIPerf (branch_orchestrator.py _child_dispatch_offset_ms, weka_trace.py
+// @ SemiAnalysisAI/aiperf 2141c621): a child's first call goes (its t - the
+// entry t) after the spawning call completes. With instant answers: r0 at
+// 0; a0 0.10-0.10 = 0 after r0; a1 0.20-0.15 = 0.05 after a0 (0.05); r1
+// 0.40-0.05 = 0.35 after r0 (A is done by then); b0 0.45-0.45 = 0 after r1
+// (0.35). Root and subagents are separate barrier scopes: no barriers. B
+// ends the tree; the lane recycles to the next trace.
 const char* kTree = R"({"id":"T1","block_size":4,"requests":[
   {"type":"n","t":0,"in":8,"out":2,"hash_ids":[0,1],"api_time":0.05},
   {"type":"subagent","t":0.1,"agent_id":"A","requests":[
@@ -44,16 +50,22 @@ class Recorder {
  public:
   testserver::Handler handler(std::chrono::nanoseconds slow_a = 0ns) {
     return [this, slow_a](const testserver::ReceivedRequest& req) {
+      bool is_a = false;
       {
         std::lock_guard lk(mu);
         if (t0 == 0) t0 = req.received_ns;
-        seen.push_back({req.header("x-correlation-id"), static_cast<double>(req.received_ns - t0) / 1e9, req.body,
+        const std::string corr = req.header("x-correlation-id");
+        seen.push_back({corr, static_cast<double>(req.received_ns - t0) / 1e9, req.body,
                         req.header("x-smg-routing-key")});
+        // X-Correlation-ID is a UUID per stream: the first one seen is the
+        // root's (r0), the second subagent A's (a0 goes next).
+        if (std::find(corrs.begin(), corrs.end(), corr) == corrs.end()) corrs.push_back(corr);
+        is_a = corrs.size() >= 2 && corr == corrs[1];
       }
       testserver::StreamScript s;
       s.chat = false;
       s.tokens = 2;
-      if (req.header("x-correlation-id").find("::sa:A") != std::string::npos) s.ttft = slow_a;
+      if (is_a) s.ttft = slow_a;
       return testserver::openai_stream_response(s);
     };
   }
@@ -66,7 +78,19 @@ class Recorder {
   std::mutex mu;
   std::int64_t t0 = 0;
   std::vector<Seen> seen;
+  std::vector<std::string> corrs;
 };
+
+// The requests' X-Correlation-IDs (UUIDs) as "<conversation>#<play>", from
+// the run's records.
+std::vector<Seen> relabel(std::vector<Seen> v, const replay::ReplayResult& res) {
+  std::map<std::string, std::string> name;
+  for (const auto& r : res.run.records)
+    name[r.x_correlation_id] = r.conversation_id + "#" + std::to_string(r.session_num);
+  for (auto& s : v)
+    if (name.count(s.conversation)) s.conversation = name[s.conversation];
+  return v;
+}
 
 replay::ReplayConfig config(const std::string& url, double duration) {
   replay::ReplayConfig c;
@@ -95,15 +119,15 @@ TEST(Replay, SpawnJoinDelaysBackgroundAndRecycle) {
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
   auto res = replay::run_replay(config(server.url(), 0.7), traces, "m");
-  auto seen = rec.snapshot();
+  auto seen = relabel(rec.snapshot(), res);
   ASSERT_GE(seen.size(), 5u);
   EXPECT_EQ(seen[0].conversation, "T1#0");
-  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 0), 0.05, 0.015);
-  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 1), 0.10, 0.015);
+  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 0), 0.0, 0.015);
+  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 1), 0.05, 0.015);
   EXPECT_NEAR(first_send(seen, "T1#0", 1), 0.35, 0.015);
-  EXPECT_NEAR(first_send(seen, "T1::sa:B#0", 0), 0.39, 0.015);
+  EXPECT_NEAR(first_send(seen, "T1::sa:B#0", 0), 0.35, 0.015);
   // Recycled: the second play of the trace starts when B is back.
-  EXPECT_NEAR(first_send(seen, "T1#1", 0), 0.39, 0.015);
+  EXPECT_NEAR(first_send(seen, "T1#1", 0), 0.35, 0.015);
   EXPECT_GE(res.plays_started, 2);
   EXPECT_GE(res.plays_finished, 1);
   // Cut-off: nothing is sent after the duration.
@@ -116,12 +140,12 @@ TEST(Replay, JoinWaitsForSlowChildren) {
   testserver::ScriptedServer server(rec.handler(300ms));  // each A call takes 0.3 s
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
-  replay::run_replay(config(server.url(), 1.2), traces, "m");
-  auto seen = rec.snapshot();
-  // a0 at 0.05 ends 0.35; a1 at 0.40 ends 0.70: r1 waits for the join (not
-  // its own 0.35) and for its barrier on a1.
-  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 1), 0.40, 0.02);
-  EXPECT_NEAR(first_send(seen, "T1#0", 1), 0.70, 0.02);
+  auto res = replay::run_replay(config(server.url(), 1.2), traces, "m");
+  auto seen = relabel(rec.snapshot(), res);
+  // a0 at 0 ends 0.30; a1 at 0.35 ends 0.65: r1 waits for the join (not
+  // its own 0.35).
+  EXPECT_NEAR(first_send(seen, "T1::sa:A#0", 1), 0.35, 0.02);
+  EXPECT_NEAR(first_send(seen, "T1#0", 1), 0.65, 0.02);
 }
 
 TEST(Replay, IdleCapsShortenLongGaps) {
@@ -135,7 +159,7 @@ TEST(Replay, IdleCapsShortenLongGaps) {
   auto c = config(server.url(), 1.0);
   c.system_idle_cap_s = 0.2;  // nothing in flight anywhere: a 30 s gap becomes 0.2 s
   auto res = replay::run_replay(c, traces, "m");
-  auto seen = rec.snapshot();
+  auto seen = relabel(rec.snapshot(), res);
   EXPECT_NEAR(first_send(seen, "G#0", 1), 0.2, 0.02);
   EXPECT_GT(res.idle_skipped_s, 29.0);
 
@@ -146,8 +170,8 @@ TEST(Replay, IdleCapsShortenLongGaps) {
   auto c2 = config(server2.url(), 1.0);
   c2.tree_idle_cap_s = 0.3;
   c2.system_idle_cap_s = 100;
-  replay::run_replay(c2, traces, "m");
-  EXPECT_NEAR(first_send(rec2.snapshot(), "G#0", 1), 0.3, 0.02);
+  auto res2 = replay::run_replay(c2, traces, "m");
+  EXPECT_NEAR(first_send(relabel(rec2.snapshot(), res2), "G#0", 1), 0.3, 0.02);
 }
 
 TEST(Replay, CacheBustMarkerPerPlayAndSharedByTheTree) {
@@ -158,8 +182,8 @@ TEST(Replay, CacheBustMarkerPerPlayAndSharedByTheTree) {
   testserver::ScriptedServer server(rec.handler());
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
-  replay::run_replay(config(server.url(), 0.7), traces, "m");
-  auto seen = rec.snapshot();
+  auto res = replay::run_replay(config(server.url(), 0.7), traces, "m");
+  auto seen = relabel(rec.snapshot(), res);
   // Token-id marker: six ids from the digest, the same across the tree's
   // streams in one play, different in the next play.
   auto marker_of = [](const std::string& body) {
@@ -248,8 +272,9 @@ TEST(Replay, SixtyFourLanesAgainstTheSimulator) {
   EXPECT_GE(roots.size(), 64u);
   EXPECT_TRUE(subagents);
   InferenceXInputs ix;
-  ix.theoretical_hit_blocks = res.theoretical_hit_blocks;
-  ix.theoretical_total_blocks = res.theoretical_total_blocks;
+  const auto th = replay::theoretical_hit_of_records(res.run.records, traces);
+  ix.theoretical_hit_blocks = th.hit_blocks;
+  ix.theoretical_total_blocks = th.total_blocks;
   auto agg = inferencex_request_metrics(res.run.records, ix);
   EXPECT_TRUE(agg["validity"]["valid"].get<bool>());
   EXPECT_GT(agg["throughput"]["per_gpu"]["total_tput_tps"].get<double>(), 0);
@@ -333,23 +358,32 @@ TEST(Replay, RoutingHeadersKeepATreeOnOneKey) {
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
   auto c = config(server.url(), 0.5);
   c.routing_headers = true;
-  replay::run_replay(c, traces, "m");
-  auto seen = rec.snapshot();
+  auto res = replay::run_replay(c, traces, "m");
+  auto seen = relabel(rec.snapshot(), res);
   ASSERT_GE(seen.size(), 4u);
+  // The key is the tree's root_correlation_id: the root stream's
+  // X-Correlation-ID (a UUID), for root and subagents alike.
+  std::string root_corr;
+  for (const auto& r : res.run.records)
+    if (r.conversation_id == "T1" && r.session_num == 0) root_corr = r.x_correlation_id;
+  ASSERT_FALSE(root_corr.empty());
   for (const auto& s : seen) {
     if (s.conversation.find("#0") == std::string::npos) continue;
-    EXPECT_EQ(s.routing_key, "T1#0") << s.conversation;  // root and subagents alike
+    EXPECT_EQ(s.routing_key, root_corr) << s.conversation;
   }
 }
 
-TEST(Replay, BarrierHoldsABackgroundTurnForItsRecordedPredecessor) {
-  // Root r0 (0, 0.01) spawns B: b0 at 0.02, b1 at 0.30. B was still running
-  // when r1 started (0.05), so r1 does not join it (tiered joins) and, with
-  // no later root call, B runs in the background. Root r1
-  // at 0.05 takes 0.3 s (slow server for the root's second call), and
-  // was recorded complete (0.05 + 0.20 = 0.25) before b1 started (0.30):
-  // b1 waits for r1 although nothing joins B. Its own delay alone would
-  // send it at 0.03 + 0.27 = 0.30; r1 only comes back at ~0.35.
+TEST(Replay, RootAndSubagentStreamsNeverGateEachOther) {
+  // Root r0 (0, 0.01) spawns B (entry 0.02): b0 at 0.02, b1 at 0.30. B was
+  // still running when r1 started (0.05), so r1 does not join it and, with
+  // no later root call, B runs in the background. Root r1 at 0.05 takes
+  // 0.3 s (slow server for the root's second call) and was recorded
+  // complete (0.25) before b1 started (0.30). AIPerf keeps the root and each
+  // subagent in separate replay scopes (weka_trace.py
+  // _replay_scope_for_session / _install_replay_dependencies @
+  // SemiAnalysisAI/aiperf 2141c621): no barrier between them, so b1 goes at
+  // its own delay, 0.30 - 0.03 = 0.27 s after b0 (sent at once: 0.02 - 0.02
+  // after r0), at ~0.27, while r1 is still running (back at ~0.34).
   const char* bg = R"({"id":"P","block_size":4,"requests":[
     {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":0.01},
     {"type":"subagent","t":0.02,"agent_id":"B","requests":[
@@ -359,40 +393,38 @@ TEST(Replay, BarrierHoldsABackgroundTurnForItsRecordedPredecessor) {
   std::mutex mu;
   std::vector<Seen> seen;
   std::int64_t t0 = 0;
+  std::string root_corr;
   testserver::ScriptedServer server([&](const testserver::ReceivedRequest& req) {
     const std::string conv = req.header("x-correlation-id");
-    {
-      std::lock_guard lk(mu);
-      if (t0 == 0) t0 = req.received_ns;
-      seen.push_back({conv, static_cast<double>(req.received_ns - t0) / 1e9, req.body, ""});
-    }
     testserver::StreamScript s;
     s.chat = false;
     s.tokens = 1;
+    std::lock_guard lk(mu);
+    if (t0 == 0) t0 = req.received_ns;
+    if (root_corr.empty()) root_corr = conv;  // r0 goes first
+    seen.push_back({conv, static_cast<double>(req.received_ns - t0) / 1e9, req.body, ""});
     // The root's second call is slow.
-    if (conv == "P#0") {
-      std::lock_guard lk(mu);
-      int n = 0;
-      for (const auto& x : seen) n += x.conversation == "P#0";
-      if (n == 2) s.ttft = 300ms;
-    }
+    int n = 0;
+    for (const auto& x : seen) n += x.conversation == root_corr;
+    if (conv == root_corr && n == 2) s.ttft = 300ms;
     return testserver::openai_stream_response(s);
   });
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(bg, "t")};
   auto c = config(server.url(), 0.6);
-  replay::run_replay(c, traces, "m");
+  auto res = replay::run_replay(c, traces, "m");
   std::lock_guard lk(mu);
+  const auto named = relabel(seen, res);
   double r1 = -1, b1 = -1;
   int roots = 0, bs = 0;
-  for (const auto& s : seen) {
+  for (const auto& s : named) {
     if (s.conversation == "P#0" && roots++ == 1) r1 = s.at_s;
     if (s.conversation == "P::sa:B#0" && bs++ == 1) b1 = s.at_s;
   }
   ASSERT_GE(r1, 0);
   ASSERT_GE(b1, 0);
-  EXPECT_NEAR(r1, 0.05, 0.02);
-  EXPECT_GT(b1, r1 + 0.28);  // held until r1 came back (~0.35), not sent at 0.30
+  EXPECT_NEAR(r1, 0.04, 0.02);
+  EXPECT_NEAR(b1, 0.27, 0.02);  // not held until r1 came back (~0.34)
 }
 
 TEST(Replay, StopSignalEndsTheRunAndCancelsInFlight) {

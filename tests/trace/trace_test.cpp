@@ -90,18 +90,22 @@ TEST(SessionTree, SpawnJoinBackgroundDelaysAndBarriers) {
   EXPECT_EQ(root.turns[1].spawns, std::vector<int>{2});
   EXPECT_FALSE(a.background);
   EXPECT_TRUE(b.background);
-  // End-to-start delays: root 10 - (0 + 2) = 8; A starts 3 - 2 = 1 after its
-  // spawn completes, then 5 - (3 + 1) = 1; B starts 12 - 11 = 1 after root call 1.
+  // End-to-start delays: root 10 - (0 + 2) = 8; A's 5 - (3 + 1) = 1. A
+  // child's first call goes (its t - the entry t) after the spawning call
+  // completes (branch_orchestrator.py _child_dispatch_offset_ms): A 3 - 3 =
+  // 0, B 12 - 12 = 0.
   EXPECT_DOUBLE_EQ(root.turns[1].start_delay_s, 8);
-  EXPECT_DOUBLE_EQ(a.turns[0].start_delay_s, 1);
+  EXPECT_DOUBLE_EQ(a.turns[0].start_delay_s, 0);
   EXPECT_DOUBLE_EQ(a.turns[1].start_delay_s, 1);
-  EXPECT_DOUBLE_EQ(b.turns[0].start_delay_s, 1);
-  // Barriers: root call 1 (t=10) follows A's last call (ends 6); A's first
-  // call (t=3) follows root call 0 (ends 2); B's call follows root call 1
-  // and A's last call.
-  EXPECT_EQ(root.turns[1].barriers, (std::vector<TurnRef>{{1, 1}}));
-  EXPECT_EQ(a.turns[0].barriers, (std::vector<TurnRef>{{0, 0}}));
-  EXPECT_EQ(b.turns[0].barriers, (std::vector<TurnRef>{{0, 1}, {1, 1}}));
+  EXPECT_DOUBLE_EQ(b.turns[0].start_delay_s, 0);
+  EXPECT_EQ(a.depth, 1);
+  EXPECT_EQ(a.parent, 0);
+  // Barrier scopes (weka_trace.py _replay_scope_for_session): the root, A and
+  // B are three scopes of one stream each, so no barriers at all.
+  EXPECT_EQ(a.replay_scope, "tr1::sa:A");
+  EXPECT_EQ(root.replay_scope, "tr1");
+  for (const auto& s : tree.streams)
+    for (const auto& turn : s.turns) EXPECT_TRUE(turn.barriers.empty()) << s.conversation_id;
   // Theoretical hits in time order: r0 [0,1] 0; A0 [0,5] 1; A1 [0,5,6] 2;
   // r1 [0,1,2,3] 2; B0 [0,7] 1.
   EXPECT_EQ(root.turns[0].theoretical_hit_blocks, 0);
@@ -291,13 +295,31 @@ TEST(SessionTree, FlattenedAgentsSplitByPrefixEvidence) {
   const auto& fa = tree.streams[1];
   ASSERT_EQ(root.turns.size(), 4u);
   EXPECT_DOUBLE_EQ(root.turns[3].call->t, 6);  // the seam stays on the main agent
-  EXPECT_EQ(fa.conversation_id, "F::fa:001");
+  // weka_trace.py _worker_suffix: worker chains count from 000.
+  EXPECT_EQ(fa.conversation_id, "F::fa:000");
+  EXPECT_EQ(fa.replay_scope, "F");  // a top-level flattened agent shares the root's scope
   ASSERT_EQ(fa.turns.size(), 2u);
   EXPECT_DOUBLE_EQ(fa.turns[0].call->t, 2.5);
-  EXPECT_EQ(fa.spawned_by, (TurnRef{0, 1}));          // forked from c1
-  EXPECT_DOUBLE_EQ(fa.turns[0].start_delay_s, 0);     // it started before c1 ended
-  EXPECT_EQ(root.turns[2].joins, std::vector<int>{1});  // c4 starts after c3 ends
+  // _reconstruct_serial (flat chains): spawned by the last root call before
+  // its first call (c1), joined by the first later root call at or after
+  // its end (c3 ends 4.0; c4 starts 4.0).
+  EXPECT_EQ(fa.spawned_by, (TurnRef{0, 1}));
+  EXPECT_EQ(root.turns[2].joins, std::vector<int>{1});
   EXPECT_FALSE(fa.background);
+  // The branch starts at 2.5, before c1's recorded end (3.0): on_credit_issued
+  // starts it when c1 is sent, its first call 2.5 - 2.0 = 0.5 s later.
+  EXPECT_TRUE(fa.spawn_on_send);
+  EXPECT_EQ(root.turns[1].spawns_on_send, std::vector<int>{1});
+  EXPECT_TRUE(root.turns[1].spawns.empty());
+  EXPECT_DOUBLE_EQ(fa.turns[0].start_delay_s, 0.5);
+  // infer_cross_stream_predecessors in the root scope, intervals in ms: root
+  // [0,1000] [2000,3000] [4000,5000] [6000,7000], fa [2500,3000] [3500,4000].
+  EXPECT_TRUE(root.turns[0].barriers.empty());
+  EXPECT_TRUE(root.turns[1].barriers.empty());
+  EXPECT_EQ(root.turns[2].barriers, (std::vector<TurnRef>{{1, 1}}));  // fa1 ended at 4000 <= 4000
+  EXPECT_EQ(root.turns[3].barriers, (std::vector<TurnRef>{{1, 1}}));
+  EXPECT_EQ(fa.turns[0].barriers, (std::vector<TurnRef>{{0, 0}}));  // c1 still running at 2500
+  EXPECT_EQ(fa.turns[1].barriers, (std::vector<TurnRef>{{0, 1}}));
   // Without the split every call is the root's.
   EXPECT_EQ(build_session_tree(t, false).streams[0].turns.size(), 6u);
 }
@@ -333,10 +355,152 @@ TEST(SessionTree, FlattenedAgentsInsideASubagentGroup) {
   ASSERT_EQ(tree.streams.size(), 3u);
   EXPECT_EQ(tree.streams[1].conversation_id, "N::sa:S");
   EXPECT_EQ(tree.streams[1].turns.size(), 2u);  // 1.5 and 3.0: the 2.0 call forked while 1.5 ran
-  EXPECT_EQ(tree.streams[2].conversation_id, "N::sa:S::fa:001");
-  EXPECT_EQ(tree.streams[2].parent, 1);
-  EXPECT_EQ(tree.streams[2].spawned_by, (TurnRef{1, 0}));
-  EXPECT_EQ(tree.streams[1].turns[1].joins, std::vector<int>{2});  // 3.0 starts after 2.2
+  // _expand_subagent_to_child_plans: "::sa:<id>:fa:NNN", a sibling child of
+  // the root in the same branch (spawned by r0, joined by r1), in S's scope.
+  EXPECT_EQ(tree.streams[2].conversation_id, "N::sa:S:fa:000");
+  EXPECT_EQ(tree.streams[2].parent, 0);
+  EXPECT_EQ(tree.streams[2].depth, 1);
+  EXPECT_EQ(tree.streams[2].replay_scope, "N::sa:S");
+  EXPECT_EQ(tree.streams[2].spawned_by, (TurnRef{0, 0}));
+  EXPECT_EQ(tree.streams[0].turns[0].spawns, (std::vector<int>{1, 2}));
+  EXPECT_EQ(tree.streams[0].turns[1].joins, (std::vector<int>{1, 2}));  // S ended at 4.0 (no duration_ms)
+  // Offsets from the entry t 1.5: 0 and 0.5.
+  EXPECT_DOUBLE_EQ(tree.streams[1].turns[0].start_delay_s, 0);
+  EXPECT_DOUBLE_EQ(tree.streams[2].turns[0].start_delay_s, 0.5);
+  // Within S's scope: its 3.0 call follows the fork's [2000,2200].
+  EXPECT_EQ(tree.streams[1].turns[1].barriers, (std::vector<TurnRef>{{2, 0}}));
+  EXPECT_TRUE(tree.streams[2].turns[0].barriers.empty());  // S's 1.5 call still running at 2.0
+  EXPECT_TRUE(tree.streams[0].turns[1].barriers.empty());  // the root is a scope of its own
+}
+
+// Subagent timing after AIPerf (SemiAnalysisAI/aiperf @ 2141c6217b7f,
+// src/aiperf/dataset/loader/weka_trace.py WekaTraceLoader._reconstruct_serial
+// and _sa_end_seconds; src/aiperf/timing/branch_orchestrator.py @ 7ee18816f7d1
+// _spawn_children_and_register_gates / _child_dispatch_offset_ms):
+//   preceding = last root turn before the entry; join = first later root
+//   turn with t + 1e-6 >= entry.t + duration_ms / 1000; branches grouped by
+//   (preceding, join), start = min(entry.t); a child's first call waits
+//   max(0, first t - branch start) after the spawning call completes.
+// Root r0 0 (api 2), r1 6 (api 1), r2 8 (api 1).
+//   A: entry 3, duration 4000 ms -> end 7; calls 4 and 5 (end 5.5). r1 (6)
+//      is before 7: A joins r2, though its calls ended before r1 started.
+//   B: entry 3.5, duration 1000 -> end 4.5; call 3.6 -> joins r1.
+//   C: entry 3.2, duration 500 -> end 3.7; call 3.3 -> joins r1, the same
+//      (r0, r1) branch as B: its start is min(3.5, 3.2) = 3.2.
+// Offsets: A 4 - 3 = 1; B 3.6 - 3.2 = 0.4; C 3.3 - 3.2 = 0.1. (Counted from
+// the spawning call's end they would be 2, 1.6, 1.3.)
+TEST(SessionTree, SubagentOffsetsFromTheEntryAndJoinsByRecordedEnd) {
+  const char* j = R"({"id":"J","block_size":4,"requests":[
+    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":2},
+    {"type":"subagent","t":3,"agent_id":"A","duration_ms":4000,"requests":[
+      {"type":"n","t":4,"in":8,"out":1,"hash_ids":[0,5],"api_time":0.5},
+      {"type":"n","t":5,"in":12,"out":1,"hash_ids":[0,5,6],"api_time":0.5}]},
+    {"type":"subagent","t":3.5,"agent_id":"B","duration_ms":1000,"requests":[
+      {"type":"n","t":3.6,"in":8,"out":1,"hash_ids":[0,7],"api_time":0.5}]},
+    {"type":"subagent","t":3.2,"agent_id":"C","duration_ms":500,"requests":[
+      {"type":"n","t":3.3,"in":8,"out":1,"hash_ids":[0,8],"api_time":0.2}]},
+    {"type":"n","t":6,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
+    {"type":"n","t":8,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1}]})";
+  auto t = parse_weka_trace(j, "x");
+  ASSERT_TRUE(t.entries[1].subagent.duration_ms.has_value());
+  EXPECT_DOUBLE_EQ(*t.entries[1].subagent.duration_ms, 4000);
+  auto tree = build_session_tree(t);
+  ASSERT_EQ(tree.streams.size(), 4u);
+  const auto& root = tree.streams[0];
+  EXPECT_EQ(tree.streams[1].conversation_id, "J::sa:A");
+  EXPECT_EQ(tree.streams[2].conversation_id, "J::sa:B");
+  EXPECT_EQ(tree.streams[3].conversation_id, "J::sa:C");
+  EXPECT_EQ(root.turns[0].spawns, (std::vector<int>{1, 2, 3}));
+  EXPECT_TRUE(root.turns[0].spawns_on_send.empty());  // every branch starts after r0's recorded end (2)
+  EXPECT_TRUE(root.turns[1].joins == (std::vector<int>{2, 3}));
+  EXPECT_EQ(root.turns[2].joins, std::vector<int>{1});
+  EXPECT_DOUBLE_EQ(tree.streams[1].turns[0].start_delay_s, 1.0);
+  EXPECT_NEAR(tree.streams[2].turns[0].start_delay_s, 0.4, 1e-12);
+  EXPECT_NEAR(tree.streams[3].turns[0].start_delay_s, 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(tree.streams[1].turns[1].start_delay_s, 0.5);  // end-to-start: 5 - 4.5
+  for (const auto& s : tree.streams) {
+    EXPECT_FALSE(s.background) << s.conversation_id;
+    for (const auto& turn : s.turns) EXPECT_TRUE(turn.barriers.empty()) << s.conversation_id;
+  }
+  const auto t2_src = parse_weka_trace(j, "x");
+  // Without duration_ms the end is the latest end of its calls (5.5): A
+  // would join r1.
+  t.entries[1].subagent.duration_ms.reset();
+  auto tree2 = build_session_tree(t);
+  EXPECT_EQ(tree2.streams[0].turns[1].joins, (std::vector<int>{1, 2, 3}));
+  // The field survives the synthesizer's writer.
+  EXPECT_NE(to_json_line(t2_src).find("\"duration_ms\":4000.000"), std::string::npos);
+}
+
+// branch_orchestrator.py on_credit_issued (@ 7ee18816f7d1): a SPAWN branch
+// whose start lies before the spawning call's recorded end (start + api_time,
+// api_time > 0) starts when that call is SENT, each child's first call
+// max(0, its t - the spawning call's t) later. r0 0 (api 5), X entry 2, its
+// call at 2.5: X starts with r0's send, its call 2.5 s after it.
+TEST(SessionTree, BranchOverlappingItsSpawningCallStartsOnSend) {
+  const char* o = R"({"id":"O","block_size":4,"requests":[
+    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":5},
+    {"type":"subagent","t":2,"agent_id":"X","requests":[
+      {"type":"n","t":2.5,"in":8,"out":1,"hash_ids":[0,5],"api_time":1}]},
+    {"type":"n","t":10,"in":8,"out":1,"hash_ids":[0,1],"api_time":1}]})";
+  const auto trace = parse_weka_trace(o, "x");  // the tree points into it
+  auto tree = build_session_tree(trace);
+  ASSERT_EQ(tree.streams.size(), 2u);
+  EXPECT_TRUE(tree.streams[1].spawn_on_send);
+  EXPECT_EQ(tree.streams[0].turns[0].spawns_on_send, std::vector<int>{1});
+  EXPECT_TRUE(tree.streams[0].turns[0].spawns.empty());
+  EXPECT_DOUBLE_EQ(tree.streams[1].turns[0].start_delay_s, 2.5);
+  EXPECT_EQ(tree.streams[0].turns[1].joins, std::vector<int>{1});
+}
+
+// replay_dependencies.py infer_cross_stream_predecessors (@ a5b3bef9494f)
+// inside one subagent's scope: S's main chain m0 [1000,2000], m1
+// [3000,4000]; fork a0 [1200,1500] (:fa:000); fork b0 [1600,1800]
+// (:fa:001). For m1 the per-stream frontier is {a0, b0}; a0 is dropped as
+// b0 follows it (1200 < 1600 and 1500 <= 1600). b0 waits for a0 (strictly
+// earlier start, ended by 1600); a0 for nothing (m0 still running). The
+// root (r0 0..0.5, r1 at 5) is a scope of its own: r1 has no barrier
+// although every call of S ended before it.
+TEST(SessionTree, BarriersAreAiperfsFrontierWithinEachScope) {
+  const char* d = R"({"id":"D","block_size":4,"requests":[
+    {"type":"n","t":0,"in":8,"out":1,"hash_ids":[0,1],"api_time":0.5},
+    {"type":"subagent","t":1,"agent_id":"S","requests":[
+      {"type":"n","t":1.0,"in":8,"out":1,"hash_ids":[50,51],"api_time":1},
+      {"type":"n","t":1.2,"in":8,"out":1,"hash_ids":[50,80],"api_time":0.3},
+      {"type":"n","t":1.6,"in":12,"out":1,"hash_ids":[50,51,70],"api_time":0.2},
+      {"type":"n","t":3.0,"in":12,"out":1,"hash_ids":[50,51,52],"api_time":1}]},
+    {"type":"n","t":5,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1}]})";
+  const auto trace = parse_weka_trace(d, "x");  // the tree points into it
+  auto tree = build_session_tree(trace);
+  ASSERT_EQ(tree.streams.size(), 4u);
+  auto find = [&](const std::string& id) {
+    for (std::size_t s = 0; s < tree.streams.size(); ++s)
+      if (tree.streams[s].conversation_id == id) return static_cast<int>(s);
+    return -1;
+  };
+  const int m = find("D::sa:S"), a = find("D::sa:S:fa:000"), b = find("D::sa:S:fa:001");
+  ASSERT_GE(m, 0);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  const auto& ms = tree.streams[static_cast<std::size_t>(m)];
+  ASSERT_EQ(ms.turns.size(), 2u);
+  EXPECT_DOUBLE_EQ(tree.streams[static_cast<std::size_t>(a)].turns[0].call->t, 1.2);
+  EXPECT_DOUBLE_EQ(tree.streams[static_cast<std::size_t>(b)].turns[0].call->t, 1.6);
+  EXPECT_EQ(ms.turns[1].barriers, (std::vector<TurnRef>{{b, 0}}));
+  EXPECT_TRUE(ms.turns[0].barriers.empty());
+  EXPECT_TRUE(tree.streams[static_cast<std::size_t>(a)].turns[0].barriers.empty());
+  EXPECT_EQ(tree.streams[static_cast<std::size_t>(b)].turns[0].barriers, (std::vector<TurnRef>{{a, 0}}));
+  EXPECT_TRUE(tree.streams[0].turns[1].barriers.empty());
+  // Every chain of S: a child of the root, depth 1, joined by r1, offsets
+  // from the entry t 1.0.
+  for (int s : {m, a, b}) {
+    const auto& st = tree.streams[static_cast<std::size_t>(s)];
+    EXPECT_EQ(st.parent, 0);
+    EXPECT_EQ(st.depth, 1);
+    EXPECT_EQ(st.replay_scope, "D::sa:S");
+    EXPECT_NEAR(st.turns[0].start_delay_s, st.turns[0].call->t - 1.0, 1e-12);
+  }
+  EXPECT_EQ(tree.streams[0].turns[1].joins.size(), 3u);
 }
 
 // Sizes that would size allocations downstream are bounded at parse time
