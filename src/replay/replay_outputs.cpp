@@ -16,9 +16,11 @@ namespace agentperf::replay {
 RunVerdict judge_replay(const ReplayResult& res, double max_error_rate) {
   RunVerdict v = judge_run(res.run.records, res.run, max_error_rate);
   const double n = static_cast<double>(std::max<std::size_t>(1, res.run.records.size()));
+  // AIPerf's AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT (0.01, a strict
+  // bound on overflows over all responses) and its reason tag.
   if (static_cast<double>(res.context_overflow_errors) / n > 0.01) {
-    v.invalid_reasons.push_back("context overflows in " + std::to_string(res.context_overflow_errors) +
-                                " requests, above 1 % of all");
+    v.invalid_reasons.push_back("context_overflow_rate_exceeded: " + std::to_string(res.context_overflow_errors) +
+                                " of " + std::to_string(res.run.records.size()) + " responses overflowed the context (limit 1 %)");
     v.valid = false;
     if (v.exit_code == 0) v.exit_code = 1;
   }

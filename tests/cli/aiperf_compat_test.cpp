@@ -109,6 +109,22 @@ TEST(AiperfCompat, InferenceXLauncherCommandRunsVerbatimAsAiperf) {
   const double requests = j["request_count"]["avg"].get<double>();
   EXPECT_GT(requests, 0);
   EXPECT_EQ(j["error_request_count"]["avg"].get<double>(), 0);
+  // InferenceX's own aggregate (process_agentic_result's output), written
+  // natively, agrees with the AIPerf-shaped file and the launcher's values.
+  std::ifstream ixf(root / "res" / "aiperf_artifacts" / "inferencex_result.json");
+  ASSERT_TRUE(ixf.good()) << "inferencex_result.json";
+  const auto agg = nlohmann::json::parse(ixf);
+  EXPECT_EQ(agg["conc"], 4);
+  EXPECT_EQ(agg["scenario_type"], "agentic-coding");
+  EXPECT_EQ(agg["kv_offloading"], "none");
+  EXPECT_EQ(agg["num_requests_successful"].get<double>(), requests);
+  ASSERT_TRUE(agg.contains("request_metrics"));
+  for (const char* k : {"qps", "latency", "tokens", "throughput", "cache"})
+    EXPECT_TRUE(agg["request_metrics"].contains(k)) << k;
+  EXPECT_GT(agg["request_metrics"]["throughput"]["duration_seconds"].get<double>(), 0);
+  EXPECT_TRUE(agg["server_metrics"]["present"].get<bool>()) << agg["server_metrics"].dump();
+  EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "server_metrics_export.json"));
+  EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "server_metrics_export.csv"));
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "profile_export.jsonl"));
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "server_metrics_timeline.jsonl"));
   fs::remove_all(root);
