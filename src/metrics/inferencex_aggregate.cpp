@@ -43,18 +43,23 @@ double py_percentile(const std::vector<double>& sorted, double p) {
   return sorted[f] + (k - static_cast<double>(f)) * (sorted[c] - sorted[f]);
 }
 
-// aggregation_common.stats_for, nested (_nest_stats): {} when empty.
-json stats_for(std::vector<double> v) {
-  if (v.empty()) return json::object();
-  const double mean = py_mean(v);
+// The block stats_for and _distribution share: mean, p50/75/90/95, std.
+json mean_percentiles_std(json mean, std::vector<double> v) {
   const double sd = py_pstdev(v);
   std::sort(v.begin(), v.end());
-  return json{{"mean", mean},
+  return json{{"mean", std::move(mean)},
               {"p50", py_percentile(v, 50)},
               {"p75", py_percentile(v, 75)},
               {"p90", py_percentile(v, 90)},
               {"p95", py_percentile(v, 95)},
               {"std", sd}};
+}
+
+// aggregation_common.stats_for, nested (_nest_stats): {} when empty.
+json stats_for(std::vector<double> v) {
+  if (v.empty()) return json::object();
+  const double mean = py_mean(v);
+  return mean_percentiles_std(mean, std::move(v));
 }
 
 // request_metrics._distribution over ints: statistics.mean of ints is an
@@ -69,14 +74,7 @@ json distribution(const std::vector<std::int64_t>& ints) {
   }
   const auto n = static_cast<std::int64_t>(ints.size());
   json mean = sum % n == 0 ? json(sum / n) : json(static_cast<double>(sum) / static_cast<double>(n));
-  const double sd = py_pstdev(v);
-  std::sort(v.begin(), v.end());
-  return json{{"mean", mean},
-              {"p50", py_percentile(v, 50)},
-              {"p75", py_percentile(v, 75)},
-              {"p90", py_percentile(v, 90)},
-              {"p95", py_percentile(v, 95)},
-              {"std", sd}};
+  return mean_percentiles_std(std::move(mean), std::move(v));
 }
 
 // request_metrics._interactivity_stats: 1 / the latency statistic, std of

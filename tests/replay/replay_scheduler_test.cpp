@@ -15,6 +15,7 @@
 #include "replay/replay_scheduler.h"
 #include "metrics/export.h"
 
+#include "support/subagent_trace.h"
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -409,17 +410,7 @@ TEST(ReplayScheduler, ContextOverflowInWarmupDropsThatTracesLanes) {
 // c0 3.3), A joined r1 (its calls ended by 5.5 <= 6) and r1 had a barrier on
 // a1: r1 at 9.5.
 TEST(ReplayScheduler, SubagentFirstCallsJoinsAndScopesFollowAiperf) {
-  const char* j = R"({"id":"J","block_size":4,"requests":[
-    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":2},
-    {"type":"subagent","t":3,"agent_id":"A","duration_ms":4000,"requests":[
-      {"type":"n","t":4,"in":8,"out":1,"hash_ids":[0,5],"api_time":0.5},
-      {"type":"n","t":5,"in":12,"out":1,"hash_ids":[0,5,6],"api_time":0.5}]},
-    {"type":"subagent","t":3.5,"agent_id":"B","duration_ms":1000,"requests":[
-      {"type":"n","t":3.6,"in":8,"out":1,"hash_ids":[0,7],"api_time":0.5}]},
-    {"type":"subagent","t":3.2,"agent_id":"C","duration_ms":500,"requests":[
-      {"type":"n","t":3.3,"in":8,"out":1,"hash_ids":[0,8],"api_time":0.2}]},
-    {"type":"n","t":6,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
-    {"type":"n","t":8,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1}]})";
+  const char* j = test_support::kSubagentTrace;
   auto c = base_config(1);
   c.warmup = false;
   const auto traces = parse({j});

@@ -1,5 +1,6 @@
 // Weka traces: parsing and its errors, filters, zstd, session-tree topology
 // with hand-computed delays and barriers, prompt reconstruction, synthesis.
+#include "support/subagent_trace.h"
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -390,17 +391,7 @@ TEST(SessionTree, FlattenedAgentsInsideASubagentGroup) {
 // Offsets: A 4 - 3 = 1; B 3.6 - 3.2 = 0.4; C 3.3 - 3.2 = 0.1. (Counted from
 // the spawning call's end they would be 2, 1.6, 1.3.)
 TEST(SessionTree, SubagentOffsetsFromTheEntryAndJoinsByRecordedEnd) {
-  const char* j = R"({"id":"J","block_size":4,"requests":[
-    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":2},
-    {"type":"subagent","t":3,"agent_id":"A","duration_ms":4000,"requests":[
-      {"type":"n","t":4,"in":8,"out":1,"hash_ids":[0,5],"api_time":0.5},
-      {"type":"n","t":5,"in":12,"out":1,"hash_ids":[0,5,6],"api_time":0.5}]},
-    {"type":"subagent","t":3.5,"agent_id":"B","duration_ms":1000,"requests":[
-      {"type":"n","t":3.6,"in":8,"out":1,"hash_ids":[0,7],"api_time":0.5}]},
-    {"type":"subagent","t":3.2,"agent_id":"C","duration_ms":500,"requests":[
-      {"type":"n","t":3.3,"in":8,"out":1,"hash_ids":[0,8],"api_time":0.2}]},
-    {"type":"n","t":6,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
-    {"type":"n","t":8,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1}]})";
+  const char* j = test_support::kSubagentTrace;
   auto t = parse_weka_trace(j, "x");
   ASSERT_TRUE(t.entries[1].subagent.duration_ms.has_value());
   EXPECT_DOUBLE_EQ(*t.entries[1].subagent.duration_ms, 4000);
