@@ -28,8 +28,8 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
                  "Engine costs: a shipped profile (sglang, vllm, roofline) or a JSON file from `agentperf calibrate "
                  "engine` (default: the shipped profile of --scheduler)")
       ->group(g);
-  cmd.add_option("--tp,--tp-size", c.tp, "Tensor-parallel size (1, 2, 4, 8)")
-      ->check(CLI::IsMember({1, 2, 4, 8}))->group(g)->capture_default_str();
+  cmd.add_option("--tp,--tp-size", c.tp, "Tensor-parallel size (1 to 64; above 8 spans nodes)")
+      ->transform(int_in(1, 64))->group(g)->capture_default_str();
   cmd.add_option("--mem-fraction-static", c.mem_fraction_static, "Share of HBM for weights + KV + state pools")
       ->check(real_in(0.05, 0.99))->group(g)->capture_default_str();
   cmd.add_option("--chunked-prefill-size", c.chunked_prefill_size, "Largest prefill chunk of one request (tokens)")

@@ -52,9 +52,19 @@ MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineC
   p.kv_bytes_per_token_rank = m.kv_bytes_per_token_rank(tp);
   p.draft_kv_bytes_per_token_rank = spec ? m.draft_kv_bytes_per_token_rank(tp) : 0.0;
   p.state_bytes_per_request_rank = m.state_bytes_per_request_rank(tp);
-  d.push_back(fmt("KV per token per rank = %.0f layers x 2 x %.0f KV heads x %.0f x %.0f B", m.layers_full,
-                  m.kv_heads_per_rank(tp), m.head_dim, m.kv_dtype_bytes) +
-              fmt(" = %.0f B (+ %.0f B draft KV)", p.kv_bytes_per_token_rank, p.draft_kv_bytes_per_token_rank));
+  if (m.mla())
+    d.push_back(fmt("KV per token per rank = %.0f layers x ((%.0f latent + %.0f rope) x %.0f B", m.layers_full,
+                    m.attention.kv_lora_rank, m.attention.qk_rope_head_dim, m.kv_dtype_bytes) +
+                fmt(" + %.0f B), MLA, not split over TP", m.attention.extra_bytes_per_layer) +
+                fmt(" = %.0f B (+ %.0f B draft KV)", p.kv_bytes_per_token_rank, p.draft_kv_bytes_per_token_rank));
+  else
+    d.push_back(fmt("KV per token per rank = %.0f layers x 2 x %.0f KV heads x %.0f x %.0f B", m.kv_growing_layers(),
+                    m.kv_heads_per_rank(tp), m.head_dim, m.kv_dtype_bytes) +
+                fmt(" = %.0f B (+ %.0f B draft KV)", p.kv_bytes_per_token_rank, p.draft_kv_bytes_per_token_rank));
+  if (m.attention.kind == AttentionLayout::Kind::sliding_window)
+    d.push_back(fmt("+ %.0f sliding-window layers capped at %.0f tokens: %.1f MiB per request per rank (not charged "
+                    "to the pool)",
+                    m.attention.windowed_layers, m.attention.window, m.window_kv_bytes_per_request_rank(tp) / MiB));
 
   double kv_budget = p.rest_bytes;
   const std::int64_t requested_running = cfg.max_running_requests > 0 ? cfg.max_running_requests : 1 << 20;

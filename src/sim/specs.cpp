@@ -34,13 +34,25 @@ double ModelSpec::total_weight_bytes() const {
 
 int ModelSpec::kv_heads_per_rank(int tp) const { return std::max(1, kv_heads / std::max(1, tp)); }
 
+double ModelSpec::kv_bytes_per_token_layer_rank(int tp) const {
+  if (mla())  // not sharded: every rank holds the whole latent
+    return static_cast<double>(attention.kv_lora_rank + attention.qk_rope_head_dim) * kv_dtype_bytes +
+           attention.extra_bytes_per_layer;
+  return 2.0 * kv_heads_per_rank(tp) * head_dim * kv_dtype_bytes;
+}
+
+int ModelSpec::kv_growing_layers() const {
+  return attention.kind == AttentionLayout::Kind::sliding_window ? layers_full - attention.windowed_layers
+                                                                  : layers_full;
+}
+
 double ModelSpec::kv_bytes_per_token_rank(int tp) const {
-  return static_cast<double>(layers_full) * 2.0 * kv_heads_per_rank(tp) * head_dim * kv_dtype_bytes;
+  return kv_growing_layers() * kv_bytes_per_token_layer_rank(tp);
 }
 
 double ModelSpec::draft_kv_bytes_per_token_rank(int tp) const {
   if (!mtp) return 0;
-  return static_cast<double>(mtp->draft_kv_layers) * 2.0 * kv_heads_per_rank(tp) * head_dim * kv_dtype_bytes;
+  return mtp->draft_kv_layers * kv_bytes_per_token_layer_rank(tp);
 }
 
 double ModelSpec::state_bytes_per_request_rank(int tp) const {
@@ -51,8 +63,20 @@ double ModelSpec::state_bytes_per_request_rank(int tp) const {
   return (conv + ssm) * layers_linear;
 }
 
+double ModelSpec::window_kv_bytes_per_request_rank(int tp) const {
+  if (attention.kind != AttentionLayout::Kind::sliding_window) return 0;
+  return static_cast<double>(attention.windowed_layers) * attention.window * kv_bytes_per_token_layer_rank(tp);
+}
+
 double ModelSpec::attention_flops_per_token_per_ctx() const {
-  return 4.0 * q_heads * head_dim * layers_full;
+  if (mla()) {
+    // Absorbed MLA (decode, and SGLang's absorbed extend): per head, QK^T over
+    // the latent plus the rope part (kv_lora_rank + qk_rope_head_dim) and PV
+    // over the latent (kv_lora_rank), 2 FLOPs per multiply-add.
+    const double r = attention.kv_lora_rank, rope = attention.qk_rope_head_dim;
+    return 2.0 * q_heads * ((r + rope) + r) * layers_full;
+  }
+  return 4.0 * q_heads * head_dim * kv_growing_layers();
 }
 
 std::string HardwareSpec::math_dtype_for(const std::string& dtype) const {
@@ -109,7 +133,7 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   // otherwise leave its field at the default without a word.
   f.reject_unknown_keys({"name", "served_model_name", "notes", "layers_full_attention", "layers_linear_attention",
                          "hidden_size", "q_heads", "kv_heads", "head_dim", "kv_dtype_bytes", "linear_attention", "moe",
-                         "mtp", "dense_weight_bytes", "other_weight_bytes", "active_params", "compute_dtype",
+                         "mtp", "attention", "dense_weight_bytes", "other_weight_bytes", "active_params", "compute_dtype",
                          "max_context"});
   const auto pos = JsonRange::positive();
   const auto dtype_bytes = JsonRange::between(1, 8);
@@ -131,6 +155,31 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   m.compute_dtype = f.string_or("compute_dtype", "bf16");
   if (!known_dtype(m.compute_dtype)) f.fail("compute_dtype", "must be one of bf16, fp8, fp4");
   m.max_context = f.integer("max_context", pos);
+  if (f.has("attention")) {
+    const JsonReader at = f.object("attention");
+    const std::string kind = at.string("kind");
+    AttentionLayout a;
+    if (kind == "gqa") {
+      at.reject_unknown_keys({"kind"});
+    } else if (kind == "mla") {
+      at.reject_unknown_keys({"kind", "kv_lora_rank", "qk_rope_head_dim", "extra_bytes_per_layer"});
+      a.kind = AttentionLayout::Kind::mla;
+      a.kv_lora_rank = at.integer("kv_lora_rank", JsonRange::between(1, 65536));
+      a.qk_rope_head_dim = at.integer("qk_rope_head_dim", JsonRange::between(0, 4096));
+      a.extra_bytes_per_layer = at.integer_or("extra_bytes_per_layer", 0, JsonRange::between(0, 65536));
+    } else if (kind == "sliding_window") {
+      at.reject_unknown_keys({"kind", "window", "windowed_layers"});
+      a.kind = AttentionLayout::Kind::sliding_window;
+      a.window = at.integer("window", JsonRange::between(1, 1 << 24));
+      // At least one layer must keep the whole context: the KV pool is sized per token.
+      a.windowed_layers = at.integer("windowed_layers", JsonRange::between(1, std::max(1, m.layers_full - 1)));
+      if (a.windowed_layers >= m.layers_full)
+        at.fail("windowed_layers", "must be less than layers_full_attention (" + std::to_string(m.layers_full) + ")");
+    } else {
+      at.fail("kind", "must be one of gqa, mla, sliding_window");
+    }
+    m.attention = a;
+  }
   if (f.has("linear_attention") && m.layers_linear == 0)
     f.fail("linear_attention", "must be absent when layers_linear_attention is 0", "an object");
   if (m.layers_linear > 0) {

@@ -19,6 +19,21 @@ struct LinearAttentionSpec {
   int v_heads = 0, v_dim = 0, k_dim = 0, ssm_dtype_bytes = 2;
 };
 
+// How a full-attention layer stores and reads KV. GQA (the default when a
+// spec has no "attention" object): 2 x KV heads x head_dim per layer,
+// sharded over TP. MLA: one latent of kv_lora_rank + qk_rope_head_dim
+// elements per layer, held whole by every TP rank (SGLang MLATokenToKVPool),
+// plus extra_bytes_per_layer (indexer keys, quantization scales). Sliding
+// window: `windowed_layers` of the full-attention layers keep only the last
+// `window` tokens.
+struct AttentionLayout {
+  enum class Kind { gqa, mla, sliding_window };
+  Kind kind = Kind::gqa;
+  int kv_lora_rank = 0, qk_rope_head_dim = 0;
+  int extra_bytes_per_layer = 0;  // MLA: per token per layer, beyond the latent
+  int window = 0, windowed_layers = 0;
+};
+
 struct MoeSpec {
   int experts = 0, top_k = 0;
   double routed_weight_bytes = 0;
@@ -39,6 +54,7 @@ struct ModelSpec {
   int layers_full = 0, layers_linear = 0;
   int hidden = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
   int kv_dtype_bytes = 1;
+  AttentionLayout attention;
   std::optional<LinearAttentionSpec> linear;
   std::optional<MoeSpec> moe;
   std::optional<MtpSpec> mtp;
@@ -52,10 +68,22 @@ struct ModelSpec {
   double total_weight_bytes() const;  // target model, without MTP
   // KV heads held by one TP rank: sharded, or replicated when tp > kv_heads (SGLang get_num_kv_heads).
   int kv_heads_per_rank(int tp) const;
+  bool mla() const { return attention.kind == AttentionLayout::Kind::mla; }
+  // KV bytes one layer holds per token on one rank.
+  double kv_bytes_per_token_layer_rank(int tp) const;
+  // Full-attention layers whose KV grows with the context (windowed layers excluded).
+  int kv_growing_layers() const;
+  // KV bytes per context token per rank, over the layers whose KV grows with
+  // the context; sliding-window layers are in window_kv_bytes_per_request_rank.
   double kv_bytes_per_token_rank(int tp) const;
   double draft_kv_bytes_per_token_rank(int tp) const;  // the MTP layer's KV
   double state_bytes_per_request_rank(int tp) const;   // linear-attention conv + SSM state
-  double attention_flops_per_token_per_ctx() const;    // QK^T + PV over all full-attention layers
+  // Sliding-window layers: KV capped at `window` tokens per request (0 for
+  // other layouts). Not yet charged by the memory plan or the engine.
+  double window_kv_bytes_per_request_rank(int tp) const;
+  // QK^T + PV FLOPs per query token per context token, over the layers whose
+  // KV grows with the context (MLA: absorbed form, over the latent).
+  double attention_flops_per_token_per_ctx() const;
 };
 
 struct HardwareSpec {

@@ -108,3 +108,65 @@ TEST(Specs, UnknownAndBrokenSpecsNameTheProblem) {
   }
   std::filesystem::remove(path);
 }
+
+// InferenceX's agentic-coding matrix (configs/nvidia-master.yaml and
+// configs/amd-master.yaml @ SemiAnalysisAI/InferenceX 843c6254ff69): every
+// (model, GPU, TP) it runs whose model has a shipped spec plans with MTP at
+// the default mem_fraction_static, weights sharded over TP. Left out: the
+// entries whose TP is not the weight-sharding degree (GLM-5.2 FP8 H200 "TP1"
+// is PCP8; Qwen3.5 NVFP4 GB300 "TP1" is DEP1 in a disaggregated pair), and
+// DeepSeek-V4-Pro, Kimi-K3 and MiniMax-M3, which have no spec yet.
+TEST(MemoryPlan, InferenceXAgenticMatrixPairsPlan) {
+  struct Pair {
+    const char* model;
+    const char* gpu;
+    int tp;
+  };
+  const Pair pairs[] = {
+      {"qwen3.5-397b-a17b-fp8", "b200", 4},     {"qwen3.5-397b-a17b-fp8", "b200", 8},
+      {"qwen3.5-397b-a17b-fp8", "b300", 2},     {"qwen3.5-397b-a17b-fp8", "b300", 4},
+      {"qwen3.5-397b-a17b-fp8", "h100", 8},     {"qwen3.5-397b-a17b-fp8", "h200", 8},
+      {"qwen3.5-397b-a17b-fp8", "mi300x", 8},   {"qwen3.5-397b-a17b-fp8", "mi325x", 2},
+      {"qwen3.5-397b-a17b-fp8", "mi325x", 4},   {"qwen3.5-397b-a17b-fp8", "mi325x", 8},
+      {"qwen3.5-397b-a17b-mxfp4", "mi355x", 2}, {"qwen3.5-397b-a17b-mxfp4", "mi355x", 4},
+      {"qwen3.5-397b-a17b-nvfp4", "b200", 2},   {"qwen3.5-397b-a17b-nvfp4", "b200", 4},
+      {"qwen3.5-397b-a17b-nvfp4", "b300", 2},   {"qwen3.5-397b-a17b-nvfp4", "b300", 4},
+      {"qwen3.5-397b-a17b-nvfp4", "gb300", 2},  {"qwen3.5-397b-a17b-nvfp4", "gb300", 4},
+      {"qwen3.5-397b-a17b-nvfp4", "gb300", 8},  {"qwen3.5-397b-a17b-nvfp4", "gb300", 16},
+      {"qwen3.5-397b-a17b-nvfp4", "gb200", 2},  {"qwen3.5-397b-a17b-nvfp4", "gb200", 4},
+      {"glm-5.2-mxfp4", "mi355x", 4},           {"glm-5.2-mxfp4", "mi355x", 8},
+      {"glm-5.2-nvfp4", "b200", 8},             {"glm-5.2-nvfp4", "b300", 8},
+      {"glm-5.2-nvfp4", "gb200", 4},            {"glm-5.2-nvfp4", "gb200", 8},
+      {"glm-5.2-nvfp4", "gb200", 16},           {"glm-5.2-nvfp4", "gb300", 4},
+      {"glm-5.2-nvfp4", "gb300", 8},            {"glm-5.2-nvfp4", "gb300", 16},
+      {"glm-5.2-fp8", "h200", 8},               {"glm-5.2-fp8", "mi325x", 8},
+  };
+  for (const auto& [model, gpu, tp] : pairs) {
+    EngineConfig c;
+    c.tp = tp;
+    c.spec.enabled = true;
+    c.spec.num_draft_tokens = 4;
+    const auto m = load_model_spec(model);
+    MemoryPlan p;
+    ASSERT_NO_THROW(p = plan_memory(m, load_hardware_spec(gpu), c)) << model << " on " << gpu << " TP" << tp;
+    EXPECT_GT(p.kv_tokens, 100000) << model << " on " << gpu << " TP" << tp;
+    EXPECT_GT(p.max_running_requests, 0) << model << " on " << gpu << " TP" << tp;
+  }
+}
+
+TEST(MemoryPlan, MlaKvIsNotDividedByTp) {
+  // GLM-5.2 NVFP4 on GB300: the KV per token is the same at TP4 and TP8; the
+  // pool grows only by the weights freed.
+  EngineConfig c;
+  c.tp = 4;
+  const auto m = load_model_spec("glm-5.2-nvfp4");
+  const auto h = load_hardware_spec("gb300");
+  const auto p4 = plan_memory(m, h, c);
+  c.tp = 8;
+  const auto p8 = plan_memory(m, h, c);
+  EXPECT_DOUBLE_EQ(p4.kv_bytes_per_token_rank, 78.0 * 788);
+  EXPECT_DOUBLE_EQ(p8.kv_bytes_per_token_rank, 78.0 * 788);
+  // (288e9 x 0.8 - 445.7e9 / TP) / 61,464 B
+  EXPECT_NEAR(static_cast<double>(p4.kv_tokens), (288e9 * 0.8 - 445.7e9 / 4) / 61464.0, 1.0);
+  EXPECT_NEAR(static_cast<double>(p8.kv_tokens), (288e9 * 0.8 - 445.7e9 / 8) / 61464.0, 1.0);
+}

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -159,4 +160,112 @@ TEST(Specs, HardwareProfileUnknownKeysAreRefused) {
   EXPECT_NE(e.find("field 'reference.peak_flops.int3'"), std::string::npos) << e;
   e = error("kpl", [](json& j) { j["launch_overhead_s"]["kernels_per_layer"] = 12.5; });
   EXPECT_NE(e.find("field 'launch_overhead_s.kernels_per_layer': must be an integer"), std::string::npos) << e;
+}
+
+// Attention layouts: KV bytes per token per rank and attention FLOPs,
+// worked by hand for one model of each layout.
+namespace {
+ModelSpec model_edited(const std::string& file, void (*edit)(json&)) {
+  const std::string path = edited(builtin_model_json(), "qwen3.5-397b-a17b-nvfp4", file, edit);
+  ModelSpec m = load_model_spec(path);
+  std::filesystem::remove(path);
+  return m;
+}
+}  // namespace
+
+TEST(ModelSpec, GqaIsTheDefaultLayout) {
+  const auto m = load_model_spec("qwen3.5-397b-a17b-fp8");  // "attention": {"kind": "gqa"}
+  EXPECT_FALSE(m.mla());
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 15360);  // 15 layers x 2 x 2 KV heads x 256 x 1 B
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 7680);   // 2 KV heads replicated past TP2
+  EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(1), 1024);
+  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 4.0 * 32 * 256 * 15);
+  EXPECT_DOUBLE_EQ(m.window_kv_bytes_per_request_rank(1), 0);
+  // No "attention" object: the same numbers.
+  const auto n = load_model_spec("qwen3.5-397b-a17b-nvfp4");
+  EXPECT_DOUBLE_EQ(n.kv_bytes_per_token_rank(1), 15360);
+}
+
+TEST(ModelSpec, MlaKvIsOneLatentPerLayerNotSplitOverTp) {
+  // GLM-5.2 FP8: 78 layers x ((512 latent + 64 rope) x 1 B fp8 + 212 B DSA
+  // scales and indexer keys) = 78 x 788 B, the same on every rank.
+  const auto m = load_model_spec("glm-5.2-fp8");
+  ASSERT_TRUE(m.mla());
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 61464);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 61464);
+  EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(8), 788);
+  // Absorbed attention: 2 x 64 heads x ((512 + 64) for QK^T + 512 for PV) x 78 layers.
+  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 2.0 * 64 * (576 + 512) * 78);
+  // A DeepSeek-V3-style latent without extras, bf16: 61 x 576 x 2 B.
+  const auto d = model_edited("mla_plain", [](json& j) {
+    j["layers_full_attention"] = 61;
+    j["layers_linear_attention"] = 0;
+    j.erase("linear_attention");
+    j["q_heads"] = 128;
+    j["kv_heads"] = 128;
+    j["head_dim"] = 192;
+    j["kv_dtype_bytes"] = 2;
+    j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64}};
+  });
+  EXPECT_DOUBLE_EQ(d.kv_bytes_per_token_rank(8), 61.0 * 576 * 2);
+  EXPECT_DOUBLE_EQ(d.attention_flops_per_token_per_ctx(), 2.0 * 128 * (576 + 512) * 61);
+}
+
+TEST(ModelSpec, SlidingWindowLayersAreCappedPerRequest) {
+  // 15 full-attention layers, 5 of them windowed at 128 tokens; 2 KV heads x 256 x 1 B.
+  const auto m = model_edited("swa", [](json& j) {
+    j["attention"] = {{"kind", "sliding_window"}, {"window", 128}, {"windowed_layers", 5}};
+  });
+  EXPECT_EQ(m.kv_growing_layers(), 10);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 10 * 2 * 2 * 256);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(2), 10 * 2 * 1 * 256);
+  EXPECT_DOUBLE_EQ(m.window_kv_bytes_per_request_rank(1), 5.0 * 128 * 2 * 2 * 256);
+  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 4.0 * 32 * 256 * 10);
+}
+
+TEST(ModelSpec, AttentionLayoutIsChecked) {
+  auto e = model_error("att_kind", [](json& j) { j["attention"] = {{"kind", "mqa"}}; });
+  EXPECT_NE(e.find("field 'attention.kind'"), std::string::npos) << e;
+  e = model_error("att_key", [](json& j) {
+    j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64}, {"rope", 64}};
+  });
+  EXPECT_NE(e.find("field 'attention.rope'"), std::string::npos) << e;
+  e = model_error("att_rank", [](json& j) {
+    j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 0}, {"qk_rope_head_dim", 64}};
+  });
+  EXPECT_NE(e.find("field 'attention.kv_lora_rank'"), std::string::npos) << e;
+  e = model_error("att_missing", [](json& j) { j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 512}}; });
+  EXPECT_NE(e.find("field 'attention.qk_rope_head_dim'"), std::string::npos) << e;
+  e = model_error("att_window", [](json& j) {
+    j["attention"] = {{"kind", "sliding_window"}, {"window", 0}, {"windowed_layers", 5}};
+  });
+  EXPECT_NE(e.find("field 'attention.window'"), std::string::npos) << e;
+  e = model_error("att_all_windowed", [](json& j) {
+    j["attention"] = {{"kind", "sliding_window"}, {"window", 128}, {"windowed_layers", 15}};
+  });
+  EXPECT_NE(e.find("field 'attention.windowed_layers'"), std::string::npos) << e;
+  e = model_error("att_gqa_extra", [](json& j) { j["attention"] = {{"kind", "gqa"}, {"window", 128}}; });
+  EXPECT_NE(e.find("field 'attention.window'"), std::string::npos) << e;
+}
+
+// Every shipped model with every shipped GPU: both load and pass the range
+// checks, and the layouts give positive, finite per-token sizes.
+TEST(Specs, EveryShippedModelWithEveryShippedGpu) {
+  for (const auto& mn : builtin_model_names()) {
+    const auto m = load_model_spec(mn);
+    for (int tp : {1, 2, 4, 8, 16}) {
+      EXPECT_GT(m.kv_bytes_per_token_rank(tp), 0) << mn << " TP" << tp;
+      EXPECT_TRUE(std::isfinite(m.kv_bytes_per_token_rank(tp))) << mn;
+    }
+    EXPECT_GT(m.attention_flops_per_token_per_ctx(), 0) << mn;
+    for (const auto& hn : builtin_hardware_names()) {
+      const auto h = load_hardware_spec(hn);
+      EXPECT_GT(h.peak_for(m.compute_dtype), 0) << mn << " on " << hn;
+      EXPECT_GT(h.peak_for("bf16"), 0) << hn;
+    }
+  }
+  for (const char* hn : {"b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x"}) EXPECT_NO_THROW(load_hardware_spec(hn));
+  // FP4 math where the chip has it, FP8 otherwise.
+  EXPECT_EQ(load_hardware_spec("mi355x").math_dtype_for("fp4"), "fp4");
+  EXPECT_EQ(load_hardware_spec("mi325x").math_dtype_for("fp4"), "fp8");
 }
