@@ -1,5 +1,7 @@
 // `agentperf calibrate`: measure a GPU (builds with -DAGENTPERF_CUDA=ON) and
-// turn measurements into a hardware profile the simulator and planner load.
+// turn measurements into a hardware profile the simulator and planner load;
+// `calibrate engine` probes a live endpoint and fits an engine profile
+// (calibrate/engine_probe.h).
 #pragma once
 #include <memory>
 
