@@ -70,9 +70,28 @@ class Runner {
     sched_.emplace(cfg, traces, std::move(marker), exact_);
   }
 
+  // Warmup: done/planned requests, ETA by the grace period; profiling:
+  // ETA by --duration.
+  void print_progress() {
+    const bool prof = sched_->profiling();
+    const double deadline = prof ? sched_->send_deadline() : cfg_.warmup_grace_s;
+    const std::int64_t deadline_ns = std::isfinite(deadline) ? start_ns_ + static_cast<std::int64_t>(deadline * 1e9)
+                                                             : std::numeric_limits<std::int64_t>::max();
+    progress_.maybe_print(sched_->counters(), prof ? Phase::profiling : Phase::warmup,
+                          prof ? std::nullopt : std::optional<std::int64_t>(sched_->warmup_planned()),
+                          start_ns_ + static_cast<std::int64_t>(sched_->profile_start() * 1e9), deadline_ns);
+  }
+
   ReplayResult run() {
     start_ns_ = monotonic_ns();
     sched_->start();
+    if (cfg_.warmup && !cfg_.output.quiet)
+      std::fprintf(stderr,
+                   "agentperf: warmup: %lld primers (spread over up to %.0f s) then up to %lld pressure requests "
+                   "(%d per lane); at most %.0f s (--warmup-grace-period) before profiling starts\n",
+                   static_cast<long long>(sched_->warmup_primers_planned()), cfg_.system_idle_cap_s,
+                   static_cast<long long>(sched_->warmup_pressure_planned()), cfg_.warmup_requests_per_lane,
+                   cfg_.warmup_grace_s);
     co_spawn(io_, drive(), failure_guard());
     io_.run();
     auto& result = sched_->result();
@@ -193,9 +212,7 @@ class Runner {
       auto due = sched_->poll(t);
       for (auto& d : due) co_spawn(io_, send_turn(std::move(d)), failure_guard());
       if (!due.empty()) continue;
-      progress_.maybe_print(sched_->counters(), sched_->profiling() ? Phase::profiling : Phase::warmup, std::nullopt,
-                            start_ns_ + static_cast<std::int64_t>(sched_->profile_start() * 1e9),
-                            start_ns_ + static_cast<std::int64_t>(sched_->send_deadline() * 1e9));
+      print_progress();
       if (sched_->finished()) co_return;
       if (const auto& why = sched_->cancel_reason()) {
         auto copy = inflight_set_;

@@ -70,6 +70,10 @@ void ReplayScheduler::start() {
 void ReplayScheduler::begin_profiling(double t) {
   mode_ = Mode::profiling;
   counters_.phase = 1;
+  // The progress line counts each phase's own requests.
+  counters_.done = 0;
+  counters_.errors = 0;
+  counters_.output_tokens = 0;
   profile_start_ = t;
   send_deadline_ = t + cfg_.duration_s;
   grace_deadline_ = send_deadline_ + cfg_.grace_s;
@@ -84,6 +88,8 @@ void ReplayScheduler::schedule_primers() {
   double max_lead = 0;
   for (const auto& pr : primers_) max_lead = std::max(max_lead, pr.lead_ms);
   primers_left_ = static_cast<std::int64_t>(primers_.size());
+  warmup_primers_planned_ = primers_left_;
+  warmup_pressure_planned_ = static_cast<std::int64_t>(cfg_.lanes) * cfg_.warmup_requests_per_lane;
   for (const auto& pr : primers_)
     timers_.push_back({(max_lead - pr.lead_ms) / 1000.0, pr.play, pr.stream, pr.turn});
   primers_.clear();

@@ -127,6 +127,12 @@ class ReplayScheduler {
   bool profiling() const { return mode_ == Mode::profiling; }
   double profile_start() const { return profile_start_; }
   double send_deadline() const { return send_deadline_; }
+  // For the warmup's progress line: its planned requests (primers plus each
+  // lane's pressure quota; recycled trees may send fewer) and the time it
+  // may take at most (--warmup-grace-period), both known once start() ran.
+  std::int64_t warmup_planned() const { return warmup_primers_planned_ + warmup_pressure_planned_; }
+  std::int64_t warmup_primers_planned() const { return warmup_primers_planned_; }
+  std::int64_t warmup_pressure_planned() const { return warmup_pressure_planned_; }
 
   LiveCounters& counters() { return counters_; }
   // The result so far; take it once finished (records sorted by start).
@@ -179,6 +185,7 @@ class ReplayScheduler {
   Mode mode_ = Mode::profiling;
   std::vector<Primer> primers_;
   std::int64_t primers_left_ = 0;
+  std::int64_t warmup_primers_planned_ = 0, warmup_pressure_planned_ = 0;
   std::vector<int> lane_quota_;
   std::int64_t profiled_done_ = 0, profiled_errors_ = 0;
   bool sending_done_ = false;

@@ -92,6 +92,10 @@ TEST(AiperfCompat, InferenceXLauncherCommandRunsVerbatimAsAiperf) {
   // Every flag we take without modelling it is said, not dropped silently.
   EXPECT_NE(r.output.find("--no-gpu-telemetry: accepted, not modelled"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--slice-duration 1.0: accepted, not modelled"), std::string::npos) << r.output;
+  // Warmup says up front what it will send and how long it may take.
+  EXPECT_NE(r.output.find("warmup: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pressure requests (10 per lane); at most 1800 s (--warmup-grace-period)"), std::string::npos)
+      << r.output;
 
   std::ifstream in(root / "res" / "aiperf_artifacts" / "profile_export_aiperf.json");
   ASSERT_TRUE(in.good());
