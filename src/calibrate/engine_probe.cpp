@@ -46,115 +46,6 @@ bool is_number(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// Levenberg-Marquardt on the same objective as sim::fit_engine_costs (the
-// sum of squared log ratios), in log space of the free coefficients, from
-// the Nelder-Mead result. The probes make narrow valleys (a memory-bound
-// decode step fixes step_s + weight read to a fraction of a per cent, and
-// only the compute-bound probes say where along that line the truth lies);
-// the simplex crawls along such a valley and stalls, a Gauss-Newton step
-// follows it. Returns the objective at `costs` (improved in place).
-double polish_fit(const std::vector<sim::FitTarget>& targets, const std::vector<std::string>& free,
-                  sim::EngineCosts& costs, int& evaluations) {
-  const std::size_t n = free.size(), m = targets.size();
-  const auto residuals = [&](const std::vector<double>& x, std::vector<double>& r) {
-    sim::EngineCosts c = costs;
-    for (std::size_t j = 0; j < n; ++j) {
-      const auto [lo, hi] = sim::EngineCosts::range(free[j]);
-      c.at(free[j]) = std::clamp(std::exp(x[j]), lo, hi);
-    }
-    ++evaluations;
-    double f = 0;
-    r.assign(m, 0);
-    for (std::size_t i = 0; i < m; ++i) {
-      const double p = targets[i].predict(c);
-      r[i] = p > 0 && std::isfinite(p) ? std::log(p / targets[i].measured) : 50.0;
-      f += r[i] * r[i];
-    }
-    return f;
-  };
-  std::vector<double> x(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    const auto [lo, hi] = sim::EngineCosts::range(free[j]);
-    x[j] = std::log(std::clamp(costs.at(free[j]), std::max(lo, 1e-12), hi));
-  }
-  std::vector<double> r, rt;
-  double f = residuals(x, r);
-  double lambda = 1e-3;
-  constexpr double h = 1e-4;  // log-space step of the finite differences
-  for (int iter = 0; iter < 60 && f > 1e-14; ++iter) {
-    std::vector<std::vector<double>> jac(m, std::vector<double>(n));
-    for (std::size_t j = 0; j < n; ++j) {
-      auto xh = x;
-      xh[j] += h;
-      residuals(xh, rt);
-      for (std::size_t i = 0; i < m; ++i) jac[i][j] = (rt[i] - r[i]) / h;
-    }
-    std::vector<std::vector<double>> jtj(n, std::vector<double>(n, 0));
-    std::vector<double> jtr(n, 0);
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t a = 0; a < n; ++a) {
-        jtr[a] += jac[i][a] * r[i];
-        for (std::size_t b = 0; b < n; ++b) jtj[a][b] += jac[i][a] * jac[i][b];
-      }
-    bool improved = false;
-    for (int tries = 0; tries < 12 && !improved; ++tries) {
-      // Solve (JtJ + lambda diag(JtJ)) d = -Jt r by Gaussian elimination.
-      std::vector<std::vector<double>> A = jtj;
-      std::vector<double> b(n);
-      for (std::size_t a = 0; a < n; ++a) {
-        A[a][a] += lambda * std::max(jtj[a][a], 1e-12) + 1e-15;
-        b[a] = -jtr[a];
-      }
-      bool singular = false;
-      for (std::size_t c = 0; c < n && !singular; ++c) {
-        std::size_t piv = c;
-        for (std::size_t k = c + 1; k < n; ++k)
-          if (std::abs(A[k][c]) > std::abs(A[piv][c])) piv = k;
-        if (std::abs(A[piv][c]) < 1e-300) {
-          singular = true;
-          break;
-        }
-        std::swap(A[c], A[piv]);
-        std::swap(b[c], b[piv]);
-        for (std::size_t k = c + 1; k < n; ++k) {
-          const double q = A[k][c] / A[c][c];
-          for (std::size_t l = c; l < n; ++l) A[k][l] -= q * A[c][l];
-          b[k] -= q * b[c];
-        }
-      }
-      if (singular) {
-        lambda *= 10;
-        continue;
-      }
-      std::vector<double> d(n);
-      for (std::size_t c = n; c-- > 0;) {
-        double v = b[c];
-        for (std::size_t l = c + 1; l < n; ++l) v -= A[c][l] * d[l];
-        d[c] = v / A[c][c];
-      }
-      auto xn = x;
-      for (std::size_t j = 0; j < n; ++j) xn[j] += std::clamp(d[j], -3.0, 3.0);
-      std::vector<double> rn;
-      const double fn = residuals(xn, rn);
-      if (fn < f) {
-        const bool tiny = f - fn < 1e-12 * f;
-        x = xn, r = rn, f = fn;
-        lambda = std::max(lambda / 4, 1e-9);
-        improved = true;
-        if (tiny) iter = 1000;
-      } else {
-        lambda *= 4;
-      }
-    }
-    if (!improved) break;
-  }
-  for (std::size_t j = 0; j < n; ++j) {
-    const auto [lo, hi] = sim::EngineCosts::range(free[j]);
-    costs.at(free[j]) = std::clamp(std::exp(x[j]), lo, hi);
-  }
-  return f;
-}
-
 }  // namespace
 
 bool probe_matches(const EngineProbe& p, const std::string& token) {
@@ -363,6 +254,7 @@ EngineCalibration fit_engine_calibration(const sim::ModelSpec& model, const sim:
   opts.free = s.free;
   opts.max_evaluations = s.max_evaluations;
   opts.restarts = s.restarts;
+  opts.polish = true;
   if (s.progress) {
     const auto t0 = std::chrono::steady_clock::now();
     opts.progress = [&s, t0](int evaluation, double objective) {
@@ -379,30 +271,9 @@ EngineCalibration fit_engine_calibration(const sim::ModelSpec& model, const sim:
   c.free = s.free;
   c.objective = fit.objective;
   c.evaluations = fit.evaluations;
-  {
-    // Polish the simplex's answer, then try again from it with each free
-    // coefficient moved by 4x either way: where the probes put a kink of the
-    // roofline's max(memory, compute) between the start and the truth, a
-    // local method stops on the kink, and a start past it gets round.
-    int evals = 0;
-    sim::EngineCosts polished = fit.costs;
-    double f = polish_fit(targets, s.free, polished, evals);
-    if (f < c.objective) c.costs = polished, c.objective = f;
-    const sim::EngineCosts centre = c.costs;
-    for (const auto& name : s.free) {
-      for (const double factor : {0.25, 4.0}) {
-        sim::EngineCosts start = centre;
-        const auto [lo, hi] = sim::EngineCosts::range(name);
-        start.at(name) = std::clamp(start.at(name) * factor, lo, hi);
-        f = polish_fit(targets, s.free, start, evals);
-        if (f < c.objective) c.costs = start, c.objective = f;
-      }
-    }
-    c.evaluations += evals;
-    if (s.progress)
-      s.progress("fit: Nelder-Mead objective " + fmt("%.4g", fit.objective) + ", after Levenberg-Marquardt " +
-                 fmt("%.4g", c.objective) + " (" + std::to_string(c.evaluations) + " evaluations)");
-  }
+  if (s.progress)
+    s.progress("fit: objective " + fmt("%.4g", fit.objective) + " (" + std::to_string(fit.evaluations) +
+               " evaluations, simplex then Levenberg-Marquardt)");
   c.probes.resize(measured.size());
   for (std::size_t i = 0; i < measured.size(); ++i) c.probes[i].m = measured[i];
   std::vector<double> fit_err, held_err;

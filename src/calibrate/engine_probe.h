@@ -39,8 +39,9 @@
 // is sim::predict_metric on the same shape (a whole virtual-time run of the
 // simulator with the engine config from the flags and the candidate costs,
 // so queueing and scheduling are in it too). The fit is
-// sim::fit_engine_costs: least squares on log ratios over the free
-// coefficients (Nelder-Mead in log space), the others kept as given.
+// sim::fit_engine_costs: robust least squares on log ratios over the free
+// coefficients (Nelder-Mead in log space, then its Levenberg-Marquardt
+// polish), the others kept as given.
 // Probes named in the hold-out list are measured and predicted at the
 // fitted costs but not fitted: a check of the fit on shapes it never saw.
 //

@@ -54,19 +54,28 @@ struct Problem {
   static double predict(const FitTarget& t, const EngineCosts& c, const FitExtras& e) {
     return t.predict_with_extras ? t.predict_with_extras(c, e) : t.predict(c);
   }
-  double objective(const std::vector<double>& x) {
+  // Each target's soft-L1 term as a least-squares residual (its signed
+  // square root), so the objective is their sum of squares.
+  double residuals(const std::vector<double>& x, std::vector<double>& out) {
     const EngineCosts c = costs_at(x);
     const FitExtras e = extras_at(x);
+    out.resize(targets.size());
     double sum = 0;
-    for (const auto& t : targets) {
-      const double p = predict(t, c, e);
-      const double r = p > 0 && std::isfinite(p) ? std::log(p / t.measured) : 50.0;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      const double p = predict(targets[i], c, e);
+      const double r = p > 0 && std::isfinite(p) ? std::log(p / targets[i].measured) : 50.0;
       constexpr double d2 = 0.2 * 0.2;
-      sum += 2 * d2 * (std::sqrt(1 + r * r / d2) - 1);
+      const double loss = 2 * d2 * (std::sqrt(1 + r * r / d2) - 1);
+      out[i] = std::copysign(std::sqrt(loss), r);
+      sum += loss;
     }
     ++evaluations;
     if (opts.progress) opts.progress(evaluations, sum);
     return sum;
+  }
+  double objective(const std::vector<double>& x) {
+    std::vector<double> r;
+    return residuals(x, r);
   }
 };
 
@@ -122,6 +131,85 @@ std::vector<double> nelder_mead(Problem& p, std::vector<double> x0, double step,
   return s[best_i];
 }
 
+
+// Levenberg-Marquardt from x (log space), on Problem's residuals; returns
+// the objective at the improved x.
+double levenberg_marquardt(Problem& p, std::vector<double>& x) {
+  const std::size_t n = x.size();
+  std::vector<double> r, rt;
+  double f = p.residuals(x, r);
+  const std::size_t m = r.size();
+  double lambda = 1e-3;
+  constexpr double h = 1e-4;  // log-space step of the finite differences
+  for (int iter = 0; iter < 60 && f > 1e-14; ++iter) {
+    std::vector<std::vector<double>> jac(m, std::vector<double>(n));
+    for (std::size_t j = 0; j < n; ++j) {
+      auto xh = x;
+      xh[j] += h;
+      p.residuals(xh, rt);
+      for (std::size_t i = 0; i < m; ++i) jac[i][j] = (rt[i] - r[i]) / h;
+    }
+    std::vector<std::vector<double>> jtj(n, std::vector<double>(n, 0));
+    std::vector<double> jtr(n, 0);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t a = 0; a < n; ++a) {
+        jtr[a] += jac[i][a] * r[i];
+        for (std::size_t b = 0; b < n; ++b) jtj[a][b] += jac[i][a] * jac[i][b];
+      }
+    bool improved = false, converged = false;
+    for (int tries = 0; tries < 12 && !improved; ++tries) {
+      // (JtJ + lambda diag(JtJ)) d = -Jt r, by Gaussian elimination with pivoting.
+      std::vector<std::vector<double>> A = jtj;
+      std::vector<double> b(n);
+      for (std::size_t a = 0; a < n; ++a) {
+        A[a][a] += lambda * std::max(jtj[a][a], 1e-12) + 1e-15;
+        b[a] = -jtr[a];
+      }
+      bool singular = false;
+      for (std::size_t c = 0; c < n && !singular; ++c) {
+        std::size_t piv = c;
+        for (std::size_t k = c + 1; k < n; ++k)
+          if (std::abs(A[k][c]) > std::abs(A[piv][c])) piv = k;
+        if (std::abs(A[piv][c]) < 1e-300) {
+          singular = true;
+          break;
+        }
+        std::swap(A[c], A[piv]);
+        std::swap(b[c], b[piv]);
+        for (std::size_t k = c + 1; k < n; ++k) {
+          const double q = A[k][c] / A[c][c];
+          for (std::size_t l = c; l < n; ++l) A[k][l] -= q * A[c][l];
+          b[k] -= q * b[c];
+        }
+      }
+      if (singular) {
+        lambda *= 10;
+        continue;
+      }
+      std::vector<double> d(n);
+      for (std::size_t c = n; c-- > 0;) {
+        double v = b[c];
+        for (std::size_t l = c + 1; l < n; ++l) v -= A[c][l] * d[l];
+        d[c] = v / A[c][c];
+      }
+      auto xn = x;
+      for (std::size_t j = 0; j < n; ++j) xn[j] += std::clamp(d[j], -3.0, 3.0);
+      std::vector<double> rn;
+      const double fn = p.residuals(xn, rn);
+      if (fn < f) {
+        converged = f - fn < 1e-12 * f;
+        x = xn, r = rn, f = fn;
+        lambda = std::max(lambda / 4, 1e-9);
+        improved = true;
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved || converged) break;
+  }
+  return f;
+}
+
 }  // namespace
 
 double mape_percent(const std::vector<double>& relative_errors) {
@@ -165,6 +253,19 @@ CostFitResult fit_engine_costs(const std::vector<FitTarget>& targets, const Engi
       auto xr = nelder_mead(p, x, step, per_round, f);
       if (f <= best) best = f, x = xr;
       step *= 0.5;
+    }
+    if (opts.polish) {
+      auto xp = x;
+      double f = levenberg_marquardt(p, xp);
+      if (f < best) best = f, x = xp;
+      const auto centre = x;
+      for (std::size_t j = 0; j < x.size(); ++j)
+        for (const double factor : {0.25, 4.0}) {
+          auto xs = centre;
+          xs[j] += std::log(factor);
+          f = levenberg_marquardt(p, xs);
+          if (f < best) best = f, x = xs;
+        }
     }
   }
   CostFitResult out;

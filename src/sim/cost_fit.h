@@ -50,6 +50,16 @@ struct CostFitOptions {
   int max_evaluations = 400;
   int restarts = 2;
   std::function<void(int evaluation, double objective)> progress;  // optional
+  // After the simplex: Levenberg-Marquardt on the same loss (each target's
+  // residual is the signed square root of its soft-L1 term), from the
+  // simplex's answer and again from each unknown moved 4x either way. Probes
+  // of a live engine make narrow valleys (a memory-bound decode step fixes
+  // step_s + the weight read to a fraction of a per cent; only compute-bound
+  // probes say where along that line the truth lies): the simplex crawls
+  // along them and stalls, a Gauss-Newton step follows them; and a local
+  // method stops on a kink of max(memory, compute) that a start past it
+  // gets round.
+  bool polish = false;
 };
 
 struct CostFitResult {
