@@ -47,6 +47,29 @@ std::shared_ptr<RunCommand> add_run_command(CLI::App& app) {
 
 bool run_command_selected(const RunCommand& rc) { return rc.cmd->parsed(); }
 
+namespace {
+// What a first run has just done, once, in words (docs/run.md says more).
+void print_run_epilogue(const RunCommand& rc, double predicted_ttft_ms) {
+  const std::string dir = rc.cfg.artifact_dir;
+  std::printf(
+      "\nWhat this was:\n"
+      "  Measured: agentperf's client against the embedded simulator (%s on %s, TP%d) over HTTP, as against a real\n"
+      "  server: %s requests at concurrency %d. TTFT is the time to the first streamed token; TTST the gap from the\n"
+      "  first to the second token; ITL is (request latency - TTFT) / (output tokens - 1) per request (AIPerf's and\n"
+      "  vLLM's TPOT), and full-response ITL the same up to the end of the stream.\n"
+      "  Predicted: the same workload on the same simulated engine in virtual time, with no sockets: how close its\n"
+      "  line is to the table (TTFT %.1f ms predicted) says how much the client and HTTP add; `agentperf sim\n"
+      "  validate` shows how close the simulator comes to real engines.\n"
+      "  Files: %s/profile_export.jsonl (one line per request), %s/profile_export_aiperf.json (aggregates), the\n"
+      "  server's /metrics timeline beside them.\n"
+      "Next: agentperf report %s -o report.html   (an HTML report of this run)\n"
+      "      agentperf run --url http://HOST:PORT  (the same benchmark against your server)\n",
+      rc.engine.model.c_str(), rc.engine.hardware.c_str(), rc.engine.cfg.tp,
+      rc.cfg.request_count ? std::to_string(*rc.cfg.request_count).c_str() : "timed", rc.cfg.concurrency.value_or(1),
+      predicted_ttft_ms, dir.c_str(), dir.c_str(), dir.c_str());
+}
+}  // namespace
+
 int execute_run_command(RunCommand& rc, const std::string& cli_command) {
   finish_profile_options(rc.cfg, rc.text);
   if (!rc.cfg.url.empty()) return run_profile(rc.cfg, cli_command);
@@ -83,6 +106,7 @@ int execute_run_command(RunCommand& rc, const std::string& cli_command) {
               avg("inter_token_latency"), avg("request_latency"), avg("output_token_throughput"));
   if (rc.time_scale != 1.0)
     std::printf("  (the measured run above is in scaled time: multiply its latencies by %.3g)\n", rc.time_scale);
+  if (!rc.cfg.quiet) print_run_epilogue(rc, avg("time_to_first_token"));
   return 0;
 }
 

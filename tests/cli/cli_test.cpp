@@ -147,6 +147,16 @@ TEST(Cli, RunBenchmarksTheEmbeddedSimulatorAndPredictsIt) {
   auto agg = nlohmann::json::parse(agg_file);
   EXPECT_EQ(agg["request_count"]["avg"], 40);
   EXPECT_EQ(agg["input_config"]["endpoint"]["model"], "Qwen/Qwen3-8B");
+  // -q keeps it to the results; without it the run ends by saying what it
+  // measured, what the prediction line means, where the files are and what
+  // to run next.
+  EXPECT_EQ(r.output.find("What this was:"), std::string::npos) << r.output;
+  auto talk = run_cli("run --time-scale 20 -n 20 -o " + dir.string());
+  ASSERT_EQ(talk.code, 0) << talk.output;
+  EXPECT_NE(talk.output.find("What this was:"), std::string::npos) << talk.output;
+  EXPECT_NE(talk.output.find("TTST the gap from the"), std::string::npos) << talk.output;
+  EXPECT_NE(talk.output.find("Next: agentperf report " + dir.string() + " -o report.html"), std::string::npos)
+      << talk.output;
   std::filesystem::remove_all(dir);
 }
 
