@@ -45,16 +45,6 @@ std::vector<MetricRow> metric_rows(const RequestRecord& r, const RecordMetrics& 
   return rows;
 }
 
-std::string iso_local(std::int64_t wall_ns) {
-  const std::time_t secs = static_cast<std::time_t>(wall_ns / 1'000'000'000);
-  std::tm tm{};
-  localtime_r(&secs, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char frac[16];
-  std::snprintf(frac, sizeof frac, ".%06lld", static_cast<long long>((wall_ns % 1'000'000'000) / 1000));
-  return std::string(buf) + frac;
-}
 
 json summary_json(std::vector<double>& values, const char* unit) {
   Summary s = summarize(values);
@@ -67,6 +57,17 @@ json summary_json(std::vector<double>& values, const char* unit) {
 }
 
 }  // namespace
+
+std::string iso_local(std::int64_t wall_ns) {
+  const std::time_t secs = static_cast<std::time_t>(wall_ns / 1'000'000'000);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char frac[16];
+  std::snprintf(frac, sizeof frac, ".%06lld", static_cast<long long>((wall_ns % 1'000'000'000) / 1000));
+  return std::string(buf) + frac;
+}
 
 bool is_context_overflow_error(const ErrorInfo& e) {
   auto has = [](std::string m) {

@@ -23,6 +23,9 @@ namespace agentperf {
 
 nlohmann::ordered_json record_to_json(const RequestRecord& r);
 
+// Wall-clock ns as local ISO 8601 with microseconds (AIPerf's start/end times).
+std::string iso_local(std::int64_t wall_ns);
+
 // AIPerf's is_context_overflow_response allow-list
 // (AIPERF_AGENTX_CONTEXT_OVERFLOW_SUBSTRINGS: "context length", "maximum
 // context", "context_length_exceeded", "prompt is too long"), case-insensitive

@@ -1,5 +1,7 @@
 #include "metrics/server_metrics_export.h"
 
+#include "metrics/export.h"
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -17,17 +19,6 @@ using ojson = nlohmann::ordered_json;
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string iso(std::int64_t ns) {
-  const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
-  std::tm tm{};
-  localtime_r(&secs, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char frac[16];
-  std::snprintf(frac, sizeof frac, ".%06lld", static_cast<long long>((ns % 1'000'000'000) / 1000));
-  return std::string(buf) + frac;
 }
 
 // AIPerf's normalize_endpoint_display: the URL without its scheme and /metrics.
@@ -167,8 +158,8 @@ ojson ServerMetricsLog::export_json(std::int64_t start, std::int64_t end, const 
                 {"duration_seconds", times_.size() >= 2 ? static_cast<double>(times_.back() - times_.front()) / 1e9 : 0.0}};
   j["summary"] = {{"endpoints_configured", ojson::array({url_})},
                   {"endpoints_successful", times_.empty() ? ojson::array() : ojson::array({url_})},
-                  {"start_time", first ? ojson(iso(first)) : ojson(nullptr)},
-                  {"end_time", last ? ojson(iso(last)) : ojson(nullptr)},
+                  {"start_time", first ? ojson(iso_local(first)) : ojson(nullptr)},
+                  {"end_time", last ? ojson(iso_local(last)) : ojson(nullptr)},
                   {"endpoint_info", {{url_, info}}}};
   ojson metrics = ojson::object();
   // Histogram parts pair up by family + labels.
