@@ -52,7 +52,9 @@ struct CostFitOptions {
   std::function<void(int evaluation, double objective)> progress;  // optional
   // After the simplex: Levenberg-Marquardt on the same loss (each target's
   // residual is the signed square root of its soft-L1 term), from the
-  // simplex's answer and again from each unknown moved 4x either way. Probes
+  // simplex's answer, again from each unknown moved 4x either way, and from
+  // the start with each additive cost at each decade of its range (one the
+  // simplex drove to ~0 has a flat loss around it). Probes
   // of a live engine make narrow valleys (a memory-bound decode step fixes
   // step_s + the weight read to a fraction of a per cent; only compute-bound
   // probes say where along that line the truth lies): the simplex crawls
