@@ -1,5 +1,6 @@
 #include "sim/memory_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -52,7 +53,23 @@ MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineC
   p.kv_bytes_per_token_rank = m.kv_bytes_per_token_rank(tp);
   p.draft_kv_bytes_per_token_rank = spec ? m.draft_kv_bytes_per_token_rank(tp) : 0.0;
   p.state_bytes_per_request_rank = m.state_bytes_per_request_rank(tp);
-  if (m.mla())
+  const auto& at = m.attention;
+  if (at.kind == AttentionLayout::Kind::compressed)
+    d.push_back(fmt("KV per full token per rank = %.2f x %.0f B raw window rows x %.0f layers",
+                    at.swa_full_tokens_ratio, at.entry_bytes, m.layers_full) +
+                fmt(" + (%.0f B row + %.0f B index key) / %.0f x %.0f CSA layers", at.entry_bytes, at.indexer_bytes,
+                    at.csa_ratio, at.csa_layers) +
+                fmt(" + %.0f B / %.0f x %.0f HCA layers + CSA compressor states (ring %.0f)", at.entry_bytes,
+                    at.hca_ratio, at.hca_layers, at.csa_state_ring) +
+                fmt(" = %.0f B, SGLang DSV4 pool, not split over TP (+ %.0f B draft KV)", p.kv_bytes_per_token_rank,
+                    p.draft_kv_bytes_per_token_rank));
+  else if (at.kind == AttentionLayout::Kind::sparse_gqa)
+    d.push_back(fmt("KV per token per rank = %.0f layers x 2 x %.0f KV heads x %.0f x %.0f B", m.layers_full,
+                    m.kv_heads_per_rank(tp), m.head_dim, m.kv_dtype_bytes) +
+                fmt(" + %.0f sparse layers x %.0f x %.0f B index key (not split over TP)", at.sparse_layers,
+                    at.index_dim, at.index_dtype_bytes) +
+                fmt(" = %.0f B (+ %.0f B draft KV)", p.kv_bytes_per_token_rank, p.draft_kv_bytes_per_token_rank));
+  else if (m.mla())
     d.push_back(fmt("KV per token per rank = %.0f layers x ((%.0f latent + %.0f rope) x %.0f B", m.layers_full,
                     m.attention.kv_lora_rank, m.attention.qk_rope_head_dim, m.kv_dtype_bytes) +
                 fmt(" + %.0f B), MLA, not split over TP", m.attention.extra_bytes_per_layer) +
@@ -90,8 +107,30 @@ MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineC
                 ", slots/" + std::to_string(ratio) + ") = " + std::to_string(p.intermediate_state_requests) +
                 fmt(" requests x %.0f states = %.2f GiB", D, p.intermediate_bytes / GiB));
   }
-  p.kv_budget_bytes = kv_budget;
   const double per_token = p.kv_bytes_per_token_rank + p.draft_kv_bytes_per_token_rank;
+  if (at.kind == AttentionLayout::Kind::compressed) {
+    d.push_back(fmt("(raw windows: %.0f layers x %.0f rows x %.0f B = %.1f MiB per request per rank, in the pool "
+                    "above)",
+                    m.layers_full, at.window, at.entry_bytes, m.window_kv_bytes_per_request_rank(tp) / MiB));
+    // SGLang DSV4PoolConfigurator.calculate_pool_sizes: the HCA compressor
+    // states are a fixed pool for max_running_requests slots, taken from the
+    // budget first; without --max-running-requests SGLang sizes it for
+    // clamp(full tokens / context x 512, 2048, 4096) requests (at most half
+    // the full tokens).
+    std::int64_t requests = cfg.max_running_requests;
+    if (requests <= 0) {
+      const double full = std::floor(kv_budget / per_token);
+      const double estimated = std::clamp(std::floor(full / std::max(1, m.max_context) * 512), 2048.0, 4096.0);
+      requests = static_cast<std::int64_t>(std::min(estimated, std::floor(full / 2)));
+    }
+    p.compress_state_bytes = m.compress_state_pool_bytes_rank(requests);
+    kv_budget -= p.compress_state_bytes;
+    d.push_back("HCA compressor states for " + std::to_string(requests) +
+                (cfg.max_running_requests > 0 ? " requests" : " requests (SGLang's estimate, max_running unset)") +
+                fmt(" + 1: %.0f rows each of %.0f B x %.0f HCA layers = %.2f GiB", at.hca_state_ring,
+                    2.0 * m.head_dim * 4, at.hca_layers, p.compress_state_bytes / GiB));
+  }
+  p.kv_budget_bytes = kv_budget;
   std::int64_t tokens = kv_budget > 0 ? static_cast<std::int64_t>(std::floor(kv_budget / per_token)) : 0;
   const int page = std::max(1, cfg.page_size);
   tokens = tokens / page * page;

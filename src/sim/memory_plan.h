@@ -9,6 +9,11 @@
 //     tokens), else floor(budget / state); verify intermediates for
 //     min(max_running, slots / ratio) requests x D states
 //   KV tokens = (rest - intermediates - slots x state) / (KV + draft KV bytes per token)
+//   compressed attention (DeepSeek-V4; pool_configurator.py @ 003fca802738,
+//     DSV4PoolConfigurator): KV per full token is the whole DSV4 pool's
+//     (raw-window pool at swa_full_tokens_ratio, CSA/HCA rows, indexer keys,
+//     CSA compressor states), and the HCA compressor states for
+//     max_running_requests are taken from the budget first
 //   host (per rank, per pool): KV tokens = floor(H x 1e9 / KV bytes per token), Mamba
 //     slots = floor(H x 1e9 / state); with H = 0, device tokens x hicache_ratio.
 #pragma once
@@ -32,6 +37,7 @@ struct MemoryPlan {
   std::int64_t mamba_slots = 0;            // device state slots (running + cached checkpoints)
   std::int64_t intermediate_state_requests = 0;
   double intermediate_bytes = 0;
+  double compress_state_bytes = 0;          // compressed attention: fixed pool of HCA compressor states
   double kv_budget_bytes = 0;
   std::int64_t kv_tokens = 0;              // device KV pool, tokens (page-aligned)
   std::int64_t max_running_requests = 0;   // after the memory caps

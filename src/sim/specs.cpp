@@ -1,5 +1,7 @@
 #include "sim/specs.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -34,11 +36,25 @@ double ModelSpec::total_weight_bytes() const {
 
 int ModelSpec::kv_heads_per_rank(int tp) const { return std::max(1, kv_heads / std::max(1, tp)); }
 
-double ModelSpec::kv_bytes_per_token_layer_rank(int tp) const {
-  if (mla())  // not sharded: every rank holds the whole latent
-    return static_cast<double>(attention.kv_lora_rank + attention.qk_rope_head_dim) * kv_dtype_bytes +
-           attention.extra_bytes_per_layer;
+bool ModelSpec::capped_reads() const {
+  return attention.kind == AttentionLayout::Kind::compressed || attention.kind == AttentionLayout::Kind::sparse_gqa;
+}
+
+double ModelSpec::gqa_bytes_per_token_layer_rank(int tp) const {
   return 2.0 * kv_heads_per_rank(tp) * head_dim * kv_dtype_bytes;
+}
+
+double ModelSpec::kv_bytes_per_token_layer_rank(int tp) const {
+  switch (attention.kind) {
+    case AttentionLayout::Kind::mla:  // not sharded: every rank holds the whole latent
+      return static_cast<double>(attention.kv_lora_rank + attention.qk_rope_head_dim) * kv_dtype_bytes +
+             attention.extra_bytes_per_layer;
+    case AttentionLayout::Kind::compressed:
+    case AttentionLayout::Kind::sparse_gqa:
+      return kv_bytes_per_token_rank(tp) / layers_full;
+    default:
+      return gqa_bytes_per_token_layer_rank(tp);
+  }
 }
 
 int ModelSpec::kv_growing_layers() const {
@@ -47,7 +63,32 @@ int ModelSpec::kv_growing_layers() const {
 }
 
 double ModelSpec::kv_bytes_per_token_rank(int tp) const {
-  return kv_growing_layers() * kv_bytes_per_token_layer_rank(tp);
+  const auto& a = attention;
+  switch (a.kind) {
+    case AttentionLayout::Kind::compressed: {
+      // SGLang DSV4PoolConfigurator._get_bytes_per_full_token
+      // (python/sglang/srt/model_executor/pool_configurator.py @ 003fca802738):
+      // the raw-window pool holds swa_full_tokens_ratio x full tokens in every
+      // layer; CSA layers a row and an indexer key per csa_ratio tokens, HCA
+      // layers a row per hca_ratio tokens; the CSA compressor states (kv and
+      // score, 2 x 2 x dim fp32, for the attention row and the indexer key)
+      // ring_size per raw-window page of `window` tokens. The row is one MQA
+      // latent: every rank holds it whole, whatever the TP.
+      const double L = layers_full, row = a.entry_bytes;
+      const double csa_state = 2.0 * 2 * (head_dim + a.index_dim) * 4;
+      return a.swa_full_tokens_ratio * row * L + row / a.csa_ratio * a.csa_layers +
+             row / a.hca_ratio * a.hca_layers + static_cast<double>(a.indexer_bytes) / a.csa_ratio * a.csa_layers +
+             a.swa_full_tokens_ratio * a.csa_state_ring / a.window * csa_state * a.csa_layers;
+    }
+    case AttentionLayout::Kind::sparse_gqa:
+      // SGLang DefaultPoolConfigurator._compute_cell_size, MiniMax sparse
+      // branch (pool_configurator.py @ 003fca802738): GQA K+V in every layer,
+      // one index key (K only) per sparse layer, single-head, on every rank.
+      return layers_full * gqa_bytes_per_token_layer_rank(tp) +
+             static_cast<double>(a.sparse_layers) * a.index_dim * a.index_dtype_bytes;
+    default:
+      return kv_growing_layers() * kv_bytes_per_token_layer_rank(tp);
+  }
 }
 
 double ModelSpec::draft_kv_bytes_per_token_rank(int tp) const {
@@ -64,19 +105,94 @@ double ModelSpec::state_bytes_per_request_rank(int tp) const {
 }
 
 double ModelSpec::window_kv_bytes_per_request_rank(int tp) const {
+  if (attention.kind == AttentionLayout::Kind::compressed)
+    return static_cast<double>(layers_full) * attention.window * attention.entry_bytes;
   if (attention.kind != AttentionLayout::Kind::sliding_window) return 0;
   return static_cast<double>(attention.windowed_layers) * attention.window * kv_bytes_per_token_layer_rank(tp);
 }
 
+double ModelSpec::compress_state_pool_bytes_rank(std::int64_t max_running) const {
+  const auto& a = attention;
+  if (a.kind != AttentionLayout::Kind::compressed || a.hca_layers == 0) return 0;
+  // SGLang DSV4PoolConfigurator._get_c128_state_fixed_bytes (offline c128):
+  // ring_size rows per request slot (max_running + 1 slots) + ring + 1,
+  // rounded up to 128 rows, of (kv, score) x head_dim fp32, per HCA layer.
+  const double slots = static_cast<double>(max_running) + 1;
+  const double rows = std::ceil((slots * a.hca_state_ring + a.hca_state_ring + 1) / 128.0) * 128.0;
+  return rows * 2.0 * head_dim * 4 * a.hca_layers;
+}
+
+double ModelSpec::kv_read_bytes_rank(int tp, double requests, double context_tokens) const {
+  const auto& a = attention;
+  if (!capped_reads()) return context_tokens * kv_bytes_per_token_rank(tp);
+  if (requests <= 0 || context_tokens <= 0) return 0;
+  const double c = context_tokens / requests;  // each request at the mean context
+  double per_request = 0;
+  if (a.kind == AttentionLayout::Kind::compressed) {
+    // Every layer reads its raw window; CSA layers score every indexer key
+    // and read the top-k rows; HCA layers read every compressed row.
+    const double row = a.entry_bytes, csa_rows = c / a.csa_ratio;
+    const double topk_rows = std::min(csa_rows, static_cast<double>(a.csa_topk));
+    per_request = layers_full * std::min(c, static_cast<double>(a.window)) * row +
+                  a.csa_layers * (csa_rows * a.indexer_bytes + topk_rows * row) + a.hca_layers * c / a.hca_ratio * row;
+  } else {
+    // Dense layers read the whole context; sparse layers every index key and
+    // the GQA KV of the selected blocks.
+    const double kv = gqa_bytes_per_token_layer_rank(tp);
+    const double topk_tokens = std::min(c, static_cast<double>(a.topk_tokens));
+    per_request = (layers_full - a.sparse_layers) * c * kv +
+                  a.sparse_layers * (c * a.index_dim * a.index_dtype_bytes + topk_tokens * kv);
+  }
+  return per_request * requests;
+}
+
+double ModelSpec::draft_kv_read_bytes_rank(int tp, double requests, double context_tokens) const {
+  if (!mtp || kv_growing_layers() == 0) return 0;
+  if (!capped_reads()) return context_tokens * draft_kv_bytes_per_token_rank(tp);
+  // The draft's layers read as the average target layer does.
+  return kv_read_bytes_rank(tp, requests, context_tokens) * mtp->draft_kv_layers / layers_full;
+}
+
+double ModelSpec::attention_flops_per_query(double ctx) const {
+  const auto& a = attention;
+  // Per (query, key) pair: 2 FLOPs per multiply-add over QK^T (head_dim) and
+  // PV (head_dim) for every query head.
+  const double pair = 4.0 * q_heads * head_dim;
+  const double index_pair = 2.0 * a.index_heads * a.index_dim;
+  if (a.kind == AttentionLayout::Kind::compressed) {
+    // K = V = the one latent row (MQA over head_dim).
+    const double csa_rows = ctx / a.csa_ratio;
+    return layers_full * std::min(ctx, static_cast<double>(a.window)) * pair +
+           a.csa_layers * (csa_rows * index_pair + std::min(csa_rows, static_cast<double>(a.csa_topk)) * pair) +
+           a.hca_layers * ctx / a.hca_ratio * pair;
+  }
+  if (a.kind == AttentionLayout::Kind::sparse_gqa)
+    return (layers_full - a.sparse_layers) * ctx * pair +
+           a.sparse_layers * (ctx * index_pair + std::min(ctx, static_cast<double>(a.topk_tokens)) * pair);
+  return ctx * attention_flops_per_token_per_ctx();
+}
+
+double ModelSpec::attention_flops(double query_tokens, double attn_pairs) const {
+  if (!capped_reads()) return attention_flops_per_token_per_ctx() * attn_pairs;
+  if (query_tokens <= 0 || attn_pairs <= 0) return 0;
+  return query_tokens * attention_flops_per_query(attn_pairs / query_tokens);
+}
+
 double ModelSpec::attention_flops_per_token_per_ctx() const {
+  const auto& a = attention;
   if (mla()) {
     // Absorbed MLA (decode, and SGLang's absorbed extend): per head, QK^T over
     // the latent plus the rope part (kv_lora_rank + qk_rope_head_dim) and PV
     // over the latent (kv_lora_rank), 2 FLOPs per multiply-add.
-    const double r = attention.kv_lora_rank, rope = attention.qk_rope_head_dim;
+    const double r = a.kv_lora_rank, rope = a.qk_rope_head_dim;
     return 2.0 * q_heads * ((r + rope) + r) * layers_full;
   }
-  return 4.0 * q_heads * head_dim * kv_growing_layers();
+  const double pair = 4.0 * q_heads * head_dim, index_pair = 2.0 * a.index_heads * a.index_dim;
+  if (a.kind == AttentionLayout::Kind::compressed)  // past the window and the top-k: indexer and HCA rows
+    return a.csa_layers * index_pair / a.csa_ratio + a.hca_layers * pair / a.hca_ratio;
+  if (a.kind == AttentionLayout::Kind::sparse_gqa)  // past the top-k: dense layers and index keys
+    return (layers_full - a.sparse_layers) * pair + a.sparse_layers * index_pair;
+  return pair * kv_growing_layers();
 }
 
 std::string HardwareSpec::math_dtype_for(const std::string& dtype) const {
@@ -175,8 +291,38 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
       a.windowed_layers = at.integer("windowed_layers", JsonRange::between(1, std::max(1, m.layers_full - 1)));
       if (a.windowed_layers >= m.layers_full)
         at.fail("windowed_layers", "must be less than layers_full_attention (" + std::to_string(m.layers_full) + ")");
+    } else if (kind == "compressed") {
+      at.reject_unknown_keys({"kind", "window", "entry_bytes", "csa_layers", "csa_ratio", "csa_topk", "indexer_bytes",
+                              "hca_layers", "hca_ratio", "swa_full_tokens_ratio", "csa_state_ring", "hca_state_ring",
+                              "index_heads", "index_dim"});
+      a.kind = AttentionLayout::Kind::compressed;
+      const auto small = JsonRange::between(1, 1 << 20);
+      a.window = at.integer("window", small);
+      a.entry_bytes = at.integer("entry_bytes", small);
+      a.csa_layers = at.integer("csa_layers", JsonRange::between(0, m.layers_full));
+      a.csa_ratio = at.integer("csa_ratio", small);
+      a.csa_topk = at.integer("csa_topk", small);
+      a.indexer_bytes = at.integer("indexer_bytes", JsonRange::between(0, 1 << 20));
+      a.hca_layers = at.integer("hca_layers", JsonRange::between(0, m.layers_full));
+      a.hca_ratio = at.integer("hca_ratio", small);
+      if (a.csa_layers + a.hca_layers > m.layers_full)
+        at.fail("hca_layers", "with csa_layers must be at most layers_full_attention (" +
+                                  std::to_string(m.layers_full) + ")");
+      a.swa_full_tokens_ratio = at.number("swa_full_tokens_ratio", JsonRange::fraction());
+      a.csa_state_ring = at.integer("csa_state_ring", small);
+      a.hca_state_ring = at.integer("hca_state_ring", small);
+      a.index_heads = at.integer("index_heads", small);
+      a.index_dim = at.integer("index_dim", small);
+    } else if (kind == "sparse_gqa") {
+      at.reject_unknown_keys({"kind", "sparse_layers", "index_heads", "index_dim", "index_dtype_bytes", "topk_tokens"});
+      a.kind = AttentionLayout::Kind::sparse_gqa;
+      a.sparse_layers = at.integer("sparse_layers", JsonRange::between(1, m.layers_full));
+      a.index_heads = at.integer("index_heads", JsonRange::between(1, 1 << 20));
+      a.index_dim = at.integer("index_dim", JsonRange::between(1, 1 << 20));
+      a.index_dtype_bytes = at.integer("index_dtype_bytes", dtype_bytes);
+      a.topk_tokens = at.integer("topk_tokens", JsonRange::between(1, 1 << 30));
     } else {
-      at.fail("kind", "must be one of gqa, mla, sliding_window");
+      at.fail("kind", "must be one of gqa, mla, sliding_window, compressed, sparse_gqa");
     }
     m.attention = a;
   }

@@ -25,13 +25,32 @@ struct LinearAttentionSpec {
 // elements per layer, held whole by every TP rank (SGLang MLATokenToKVPool),
 // plus extra_bytes_per_layer (indexer keys, quantization scales). Sliding
 // window: `windowed_layers` of the full-attention layers keep only the last
-// `window` tokens.
+// `window` tokens. Compressed (DeepSeek-V4 CSA/HCA): every layer keeps a raw
+// window of `window` rows, CSA layers one row per `csa_ratio` tokens plus a
+// lightning-indexer key per row (attention reads `csa_topk` rows), HCA
+// layers one row per `hca_ratio` tokens (read whole); one latent row of
+// `entry_bytes` held whole by every rank, the pool sized as SGLang's
+// DSV4PoolConfigurator does. Sparse GQA (MiniMax-M3 MSA): GQA KV in every
+// layer plus, in `sparse_layers`, one index key per token (not split over
+// TP); sparse layers read the index keys of the whole context and the GQA KV
+// of `topk_tokens` tokens. Each layout's rule lives in ModelSpec (specs.cpp).
 struct AttentionLayout {
-  enum class Kind { gqa, mla, sliding_window };
+  enum class Kind { gqa, mla, sliding_window, compressed, sparse_gqa };
   Kind kind = Kind::gqa;
   int kv_lora_rank = 0, qk_rope_head_dim = 0;
   int extra_bytes_per_layer = 0;  // MLA: per token per layer, beyond the latent
-  int window = 0, windowed_layers = 0;
+  int window = 0, windowed_layers = 0;  // sliding_window; compressed: the raw window (window only)
+  // compressed
+  int entry_bytes = 0;  // one stored row (raw or compressed) per layer
+  int csa_layers = 0, csa_ratio = 0, csa_topk = 0;
+  int indexer_bytes = 0;  // one CSA indexer key row, with its scale
+  int hca_layers = 0, hca_ratio = 0;
+  double swa_full_tokens_ratio = 0;  // SGLang --swa-full-tokens-ratio: raw-window pool / full tokens
+  int csa_state_ring = 0, hca_state_ring = 0;  // compressor state rows (SGLang get_compress_state_ring_size)
+  // compressed and sparse_gqa: the indexer's query heads and key width
+  int index_heads = 0, index_dim = 0;
+  // sparse_gqa
+  int sparse_layers = 0, index_dtype_bytes = 0, topk_tokens = 0;
 };
 
 struct MoeSpec {
@@ -69,21 +88,49 @@ struct ModelSpec {
   // KV heads held by one TP rank: sharded, or replicated when tp > kv_heads (SGLang get_num_kv_heads).
   int kv_heads_per_rank(int tp) const;
   bool mla() const { return attention.kind == AttentionLayout::Kind::mla; }
-  // KV bytes one layer holds per token on one rank.
+  // KV bytes one layer holds per token on one rank (compressed and sparse
+  // GQA: the average over layers, which is how SGLang prices the draft's
+  // layers: cell size x (1 + draft layers / layers)).
   double kv_bytes_per_token_layer_rank(int tp) const;
   // Full-attention layers whose KV grows with the context (windowed layers excluded).
   int kv_growing_layers() const;
   // KV bytes per context token per rank, over the layers whose KV grows with
   // the context; sliding-window layers are in window_kv_bytes_per_request_rank.
+  // Compressed: SGLang's bytes per full token, raw-window pool (charged at
+  // swa_full_tokens_ratio) and compressor states included.
   double kv_bytes_per_token_rank(int tp) const;
   double draft_kv_bytes_per_token_rank(int tp) const;  // the MTP layer's KV
   double state_bytes_per_request_rank(int tp) const;   // linear-attention conv + SSM state
   // Sliding-window layers: KV capped at `window` tokens per request (0 for
   // other layouts). Not yet charged by the memory plan or the engine.
+  // Compressed: the raw window every layer holds per request (charged through
+  // swa_full_tokens_ratio in kv_bytes_per_token_rank).
   double window_kv_bytes_per_request_rank(int tp) const;
-  // QK^T + PV FLOPs per query token per context token, over the layers whose
-  // KV grows with the context (MLA: absorbed form, over the latent).
+  // Compressed: SGLang's fixed pool of HCA compressor states for
+  // max_running requests (DSV4PoolConfigurator._get_c128_state_fixed_bytes);
+  // 0 for other layouts.
+  double compress_state_pool_bytes_rank(std::int64_t max_running) const;
+  // KV bytes attention reads in one forward for `requests` requests whose
+  // contexts sum to `context_tokens` (each request at the mean context).
+  // Linear in the context except for the capped reads of compressed (raw
+  // window, top-k rows) and sparse GQA (top-k tokens) layers.
+  double kv_read_bytes_rank(int tp, double requests, double context_tokens) const;
+  double draft_kv_read_bytes_rank(int tp, double requests, double context_tokens) const;
+  // QK^T + PV (and indexer) FLOPs of `query_tokens` tokens attending to
+  // `attn_pairs` (query, context token) pairs in all, each query at the mean
+  // context attn_pairs / query_tokens.
+  double attention_flops(double query_tokens, double attn_pairs) const;
+  // The same per query token per context token, over the layers whose KV
+  // grows with the context (MLA: absorbed form, over the latent); for
+  // compressed and sparse GQA the cost of one more context token beyond the
+  // window and top-k caps.
   double attention_flops_per_token_per_ctx() const;
+
+ private:
+  bool capped_reads() const;  // compressed or sparse GQA: reads capped at a window / top-k
+  double gqa_bytes_per_token_layer_rank(int tp) const;  // 2 x KV heads per rank x head_dim x dtype
+  // One query's attention FLOPs at context `ctx` (all layers).
+  double attention_flops_per_query(double ctx) const;
 };
 
 struct HardwareSpec {

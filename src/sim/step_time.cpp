@@ -49,11 +49,11 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   t.experts_touched = experts_touched(s.tokens);
   const double moe_bytes = m_.moe ? t.experts_touched / m_.moe->experts * m_.moe->routed_weight_bytes : 0.0;
   t.weights_bytes = (m_.dense_weight_bytes + moe_bytes) / p;
-  t.kv_bytes = s.kv_read_tokens * m_.kv_bytes_per_token_rank(p);
+  t.kv_bytes = m_.kv_read_bytes_rank(p, s.batch, s.kv_read_tokens);
   // Linear-attention layers read and write each request's state once per forward.
   t.state_bytes = 2.0 * s.batch * m_.state_bytes_per_request_rank(p);
-  t.flops = (2.0 * m_.active_params * s.tokens + m_.attention_flops_per_token_per_ctx() * s.attn_pairs) / p;
-  const double attn_flops = m_.attention_flops_per_token_per_ctx() * s.attn_pairs / p;
+  t.flops = (2.0 * m_.active_params * s.tokens + m_.attention_flops(s.tokens, s.attn_pairs)) / p;
+  const double attn_flops = m_.attention_flops(s.tokens, s.attn_pairs) / p;
   // Routed-expert math runs as grouped GEMMs whose efficiency falls with the
   // tokens each touched expert gets: the expert part of the GEMM time is
   // divided by tpe / (tpe + half).
@@ -99,7 +99,7 @@ StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int
   const double share = m_.mtp->moe_share_of_weights;
   const double touched = m_.moe ? experts_touched(tokens) / m_.moe->experts : 1.0;
   t.weights_bytes = m_.mtp->weight_bytes * ((1 - share) + share * touched) / p;
-  t.kv_bytes = kv_read_tokens * m_.draft_kv_bytes_per_token_rank(p);
+  t.kv_bytes = m_.draft_kv_read_bytes_rank(p, batch, kv_read_tokens);
   const double layers = m_.layers_full + m_.layers_linear;
   t.flops = 2.0 * m_.active_params / layers * tokens / p;
   if (const HardwareProfile* prof = hw_.profile.get()) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -112,15 +113,19 @@ TEST(Specs, UnknownAndBrokenSpecsNameTheProblem) {
 // InferenceX's agentic-coding matrix (configs/nvidia-master.yaml and
 // configs/amd-master.yaml @ SemiAnalysisAI/InferenceX 843c6254ff69): every
 // (model, GPU, TP) it runs whose model has a shipped spec plans with MTP at
-// the default mem_fraction_static, weights sharded over TP. Left out: the
-// entries whose TP is not the weight-sharding degree (GLM-5.2 FP8 H200 "TP1"
-// is PCP8; Qwen3.5 NVFP4 GB300 "TP1" is DEP1 in a disaggregated pair), and
-// DeepSeek-V4-Pro, Kimi-K3 and MiniMax-M3, which have no spec yet.
+// the default mem_fraction_static, weights sharded over TP (DeepSeek-V4-Pro
+// with InferenceX's --max-running-requests, 2 x concurrency up to 32: SGLang
+// sizes its HCA compressor states for it). Left out: the entries whose TP is
+// not the weight-sharding degree (GLM-5.2 FP8 H200 "TP1" is PCP8; Qwen3.5
+// NVFP4 GB300 "TP1" is DEP1 in a disaggregated pair; MiniMax-M3 NVFP4 GB300
+// "TP1" is DEP4; Kimi-K3's B200 and GB200 "TP8" are TP8 x PP2, GB200 "TP4"
+// is DEP16, H200 "TP8" is TP8 x DP4 with EP32).
 TEST(MemoryPlan, InferenceXAgenticMatrixPairsPlan) {
   struct Pair {
     const char* model;
     const char* gpu;
     int tp;
+    int max_running = 0;  // 0: memory only
   };
   const Pair pairs[] = {
       {"qwen3.5-397b-a17b-fp8", "b200", 4},     {"qwen3.5-397b-a17b-fp8", "b200", 8},
@@ -140,10 +145,29 @@ TEST(MemoryPlan, InferenceXAgenticMatrixPairsPlan) {
       {"glm-5.2-nvfp4", "gb200", 16},           {"glm-5.2-nvfp4", "gb300", 4},
       {"glm-5.2-nvfp4", "gb300", 8},            {"glm-5.2-nvfp4", "gb300", 16},
       {"glm-5.2-fp8", "h200", 8},               {"glm-5.2-fp8", "mi325x", 8},
+      {"deepseek-v4-pro-fp4", "b200", 8, 64},   {"deepseek-v4-pro-fp4", "b300", 4, 64},
+      {"deepseek-v4-pro-fp4", "b300", 8, 64},   {"deepseek-v4-pro-fp4", "gb200", 8, 64},
+      {"deepseek-v4-pro-fp4", "gb200", 12, 64}, {"deepseek-v4-pro-fp4", "gb200", 16, 64},
+      {"deepseek-v4-pro-fp4", "gb300", 4, 64},  {"deepseek-v4-pro-fp4", "gb300", 8, 64},
+      {"deepseek-v4-pro-fp4", "gb300", 12, 64}, {"deepseek-v4-pro-fp4", "gb300", 16, 64},
+      {"deepseek-v4-pro-fp4", "gb300", 32, 64}, {"deepseek-v4-pro-fp4", "mi355x", 8, 64},
+      {"deepseek-v4-pro-fp8", "h200", 8, 64},
+      {"kimi-k3-fp4", "b300", 8},               {"kimi-k3-fp4", "gb300", 8},
+      {"kimi-k3-fp4", "mi355x", 8},             {"kimi-k3-fp4", "gb200", 16},
+      {"kimi-k3-fp4", "h200", 16},
+      {"minimax-m3-fp8", "h100", 8},            {"minimax-m3-fp8", "h200", 8},
+      {"minimax-m3-fp8", "mi300x", 8},          {"minimax-m3-fp8", "mi325x", 8},
+      {"minimax-m3-nvfp4", "b200", 4},          {"minimax-m3-nvfp4", "b200", 8},
+      {"minimax-m3-nvfp4", "b300", 2},          {"minimax-m3-nvfp4", "b300", 4},
+      {"minimax-m3-nvfp4", "b300", 8},          {"minimax-m3-nvfp4", "gb200", 4},
+      {"minimax-m3-nvfp4", "gb200", 8},         {"minimax-m3-nvfp4", "gb300", 2},
+      {"minimax-m3-nvfp4", "gb300", 4},         {"minimax-m3-mxfp4", "mi355x", 2},
+      {"minimax-m3-mxfp4", "mi355x", 4},
   };
-  for (const auto& [model, gpu, tp] : pairs) {
+  for (const auto& [model, gpu, tp, max_running] : pairs) {
     EngineConfig c;
     c.tp = tp;
+    c.max_running_requests = max_running;
     c.spec.enabled = true;
     c.spec.num_draft_tokens = 4;
     const auto m = load_model_spec(model);
@@ -169,4 +193,34 @@ TEST(MemoryPlan, MlaKvIsNotDividedByTp) {
   // (288e9 x 0.8 - 445.7e9 / TP) / 61,464 B
   EXPECT_NEAR(static_cast<double>(p4.kv_tokens), (288e9 * 0.8 - 445.7e9 / 4) / 61464.0, 1.0);
   EXPECT_NEAR(static_cast<double>(p8.kv_tokens), (288e9 * 0.8 - 445.7e9 / 8) / 61464.0, 1.0);
+}
+
+TEST(MemoryPlan, CompressedPoolFollowsSglangsDsv4Configurator) {
+  // DeepSeek-V4-Pro FP4 on B200 TP8 with MTP and --max-running-requests 64:
+  // rest = 179 GiB x 0.8 - (849.42 + 13.95) GB / 8; the HCA compressor
+  // states for 65 slots come off first; then tokens at (61 + 1)/61 x the
+  // 12,913.84 B per full token (target + MTP draft, as SGLang inflates it).
+  const auto m = load_model_spec("deepseek-v4-pro-fp4");
+  const auto h = load_hardware_spec("b200");
+  EngineConfig c;
+  c.tp = 8;
+  c.max_running_requests = 64;
+  c.spec.enabled = true;
+  c.spec.num_draft_tokens = 4;
+  const auto p = plan_memory(m, h, c);
+  const double rest = h.hbm_usable_bytes * 0.8 - (822.05e9 + 27.37e9 + 13.95e9) / 8;
+  EXPECT_NEAR(p.rest_bytes, rest, 1.0);
+  const double states = std::ceil((65.0 * 256 + 257) / 128) * 128 * (2 * 512 * 4) * 31;
+  EXPECT_DOUBLE_EQ(p.compress_state_bytes, states);
+  EXPECT_NEAR(static_cast<double>(p.kv_tokens), (rest - states) / (12913.8375 * 62 / 61), 1.0);
+  // Unset, SGLang sizes the states for clamp(full tokens / 1M context x 512,
+  // 2048, 4096) requests: GB300 TP16 has ~13 M full tokens, so 4096; B200
+  // TP8 would need 2048 x 32.5 MB = 66.6 GB and has no room left for KV
+  // (SGLang: "Not enough memory").
+  c.max_running_requests = 0;
+  c.tp = 16;
+  const auto gb = plan_memory(m, load_hardware_spec("gb300"), c);
+  EXPECT_DOUBLE_EQ(gb.compress_state_bytes, std::ceil((4097.0 * 256 + 257) / 128) * 128 * 4096 * 31);
+  c.tp = 8;
+  EXPECT_THROW(plan_memory(m, h, c), UserError);
 }

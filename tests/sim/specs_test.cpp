@@ -248,6 +248,116 @@ TEST(ModelSpec, AttentionLayoutIsChecked) {
   EXPECT_NE(e.find("field 'attention.window'"), std::string::npos) << e;
 }
 
+// DeepSeek-V4-Pro (config.json: 61 layers, compress_ratios 30 x 4 + 31 x 128,
+// sliding_window 128, head_dim 512 = 448 nope + 64 rope, index_head_dim 128,
+// 64 index heads, index_topk 1024, 128 q heads). SGLang stores one 584 B row
+// per kept token (448 fp8 nope + 64 bf16 rope + 448/64 scales + 1 pad) and
+// sizes the pool per full token as DSV4PoolConfigurator does.
+TEST(ModelSpec, CompressedKvIsSglangsDsv4PoolPerFullToken) {
+  const auto m = load_model_spec("deepseek-v4-pro-fp4");
+  ASSERT_EQ(m.attention.kind, AttentionLayout::Kind::compressed);
+  EXPECT_EQ(m.attention.entry_bytes, 448 + 64 * 2 + 448 / 64 + 1);
+  EXPECT_EQ(m.attention.indexer_bytes, 128 + 128 / 128 * 4);  // fp8 key + fp32 scale per 128
+  EXPECT_EQ(m.attention.csa_layers + m.attention.hca_layers, m.layers_full);
+  // 0.1 x 584 x 61 (raw-window pool at --swa-full-tokens-ratio 0.1)
+  // + 584/4 x 30 (CSA rows) + 584/128 x 31 (HCA rows) + 132/4 x 30 (indexer keys)
+  // + 0.1 x 16/128 x (2 x 2 x (512 + 128) x 4 B) x 30 (CSA compressor states, ring 16 with MTP)
+  const double per_full_token = 0.1 * 584 * 61 + 584.0 / 4 * 30 + 584.0 / 128 * 31 + 132.0 / 4 * 30 +
+                                0.1 * 16 / 128 * (2.0 * 2 * (512 + 128) * 4) * 30;
+  EXPECT_NEAR(per_full_token, 12913.8375, 1e-9);
+  EXPECT_NEAR(m.kv_bytes_per_token_rank(1), per_full_token, 1e-6);
+  EXPECT_NEAR(m.kv_bytes_per_token_rank(8), per_full_token, 1e-6);  // MQA latent: not split over TP
+  // SGLang prices the MTP draft as (61 + 1) / 61 of the target.
+  EXPECT_NEAR(m.kv_bytes_per_token_rank(8) + m.draft_kv_bytes_per_token_rank(8), per_full_token * 62 / 61, 1e-6);
+  EXPECT_DOUBLE_EQ(m.window_kv_bytes_per_request_rank(8), 61.0 * 128 * 584);
+  // HCA compressor states for 64 requests: ceil((65 x 256 + 256 + 1) / 128) x 128 rows x (2 x 512 x 4 B) x 31.
+  EXPECT_DOUBLE_EQ(m.compress_state_pool_bytes_rank(64), std::ceil((65.0 * 256 + 257) / 128) * 128 * 4096 * 31);
+  // A decode read at 100k context: 61 windows of 128 rows, CSA indexer keys
+  // of 25k rows + the top-1024 rows, HCA 781.25 rows.
+  const double c = 100000;
+  const double read = 61 * 128 * 584.0 + 30 * (c / 4 * 132 + 1024 * 584.0) + 31 * (c / 128 * 584);
+  EXPECT_NEAR(m.kv_read_bytes_rank(8, 3, 3 * c), 3 * read, 1e-3);
+  EXPECT_NEAR(m.draft_kv_read_bytes_rank(8, 3, 3 * c), 3 * read / 61, 1e-3);
+  // Attention: 4 x 128 heads x 512 per kept row (QK^T and PV over the latent),
+  // 2 x 64 index heads x 128 per indexer key.
+  const double pair = 4.0 * 128 * 512, index_pair = 2.0 * 64 * 128;
+  const double query = 61 * 128 * pair + 30 * (c / 4 * index_pair + 1024 * pair) + 31 * (c / 128 * pair);
+  EXPECT_NEAR(m.attention_flops(10, 10 * c), 10 * query, 1.0);
+  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 30 * index_pair / 4 + 31 * pair / 128);
+  // Short contexts read no more than they hold.
+  EXPECT_NEAR(m.kv_read_bytes_rank(8, 1, 64), 61 * 64 * 584.0 + 30 * (16 * 132.0 + 16 * 584) + 31 * 0.5 * 584, 1e-6);
+}
+
+// Kimi-K3 (config.json text_config: 24 MLA layers with kv_lora_rank 512 +
+// qk_rope_head_dim 64, 69 KDA layers of 96 heads x 128, short conv 4): MLA
+// latent on every rank plus a KDA state per request, as GDN's in Qwen3.5.
+TEST(ModelSpec, KimiK3IsMlaPlusKdaState) {
+  const auto m = load_model_spec("kimi-k3-fp4");
+  ASSERT_TRUE(m.mla());
+  ASSERT_TRUE(m.hybrid());
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 24.0 * (512 + 64) * 1);  // fp8 latent
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 24.0 * (512 + 64) * 1);
+  EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(8), 5.0 * 576);  // DSpark draft: 5 MLA layers
+  // conv: (K - 1 = 3) x (q + k + v = 3 x 96 x 128) / TP bf16; recurrent: 96 / TP x 128 x 128 fp32; 69 layers.
+  EXPECT_DOUBLE_EQ(m.state_bytes_per_request_rank(8), (3.0 * 96 * 128 / 8 * 3 * 2 + 96.0 / 8 * 128 * 128 * 4) * 69);
+  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 2.0 * 96 * (576 + 512) * 24);
+  EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 4, 1000), 1000 * 24.0 * 576);
+}
+
+// MiniMax-M3 (config.json text_config: 60 layers, 4 KV heads x 128, 57 sparse
+// layers with one 128-wide index key per token, top-16 + 1 local blocks of 128).
+TEST(ModelSpec, SparseGqaKvIsGqaPlusIndexKeys) {
+  const auto m = load_model_spec("minimax-m3-fp8");
+  ASSERT_EQ(m.attention.kind, AttentionLayout::Kind::sparse_gqa);
+  // 60 layers x 2 x 4 KV heads x 128 x 1 B (fp8) + 57 x 128 x 2 B (bf16 index key, every rank)
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 60.0 * 2 * 4 * 128 * 1 + 57.0 * 128 * 2);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(4), 60.0 * 2 * 1 * 128 * 1 + 57.0 * 128 * 2);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 60.0 * 2 * 1 * 128 * 1 + 57.0 * 128 * 2);  // KV heads replicated
+  EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(8), m.kv_bytes_per_token_rank(8) / 60);
+  // vLLM's fp8 index cache (indexer_kv_dtype fp8) on the NVFP4 runs: 1 B keys.
+  EXPECT_DOUBLE_EQ(load_model_spec("minimax-m3-nvfp4").kv_bytes_per_token_rank(2),
+                   60.0 * 2 * 2 * 128 * 1 + 57.0 * 128 * 1);
+  EXPECT_DOUBLE_EQ(load_model_spec("minimax-m3-mxfp4").kv_bytes_per_token_rank(2),
+                   60.0 * 2 * 2 * 128 * 1 + 57.0 * 128 * 2);
+  // Decode at 10k context, TP8 (1 KV head per rank): 3 dense layers read
+  // everything, sparse layers every index key and 17 x 128 = 2176 tokens of KV.
+  const double c = 10000, kv = 2.0 * 1 * 128;
+  EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 2, 2 * c), 2 * (3 * c * kv + 57 * (c * 128 * 2 + 2176 * kv)));
+  const double pair = 4.0 * 64 * 128, index_pair = 2.0 * 4 * 128;
+  EXPECT_NEAR(m.attention_flops(1, c), 3 * c * pair + 57 * (c * index_pair + 2176 * pair), 1e-3);
+}
+
+TEST(ModelSpec, CompressedAndSparseLayoutsAreChecked) {
+  auto e = model_error("cmp_key", [](json& j) {
+    j["attention"] = {{"kind", "compressed"}, {"window", 128}, {"ratio", 4}};
+  });
+  EXPECT_NE(e.find("field 'attention.ratio'"), std::string::npos) << e;
+  e = model_error("cmp_missing", [](json& j) { j["attention"] = {{"kind", "compressed"}, {"window", 128}}; });
+  EXPECT_NE(e.find("field 'attention.entry_bytes'"), std::string::npos) << e;
+  e = model_error("cmp_layers", [](json& j) {  // 15 full-attention layers
+    j["attention"] = {{"kind", "compressed"}, {"window", 128}, {"entry_bytes", 584}, {"csa_layers", 10},
+                      {"csa_ratio", 4}, {"csa_topk", 1024}, {"indexer_bytes", 132}, {"hca_layers", 10},
+                      {"hca_ratio", 128}, {"swa_full_tokens_ratio", 0.1}, {"csa_state_ring", 16},
+                      {"hca_state_ring", 256}, {"index_heads", 64}, {"index_dim", 128}};
+  });
+  EXPECT_NE(e.find("field 'attention.hca_layers'"), std::string::npos) << e;
+  e = model_error("sparse_layers", [](json& j) {
+    j["attention"] = {{"kind", "sparse_gqa"}, {"sparse_layers", 16}, {"index_heads", 4}, {"index_dim", 128},
+                      {"index_dtype_bytes", 2}, {"topk_tokens", 2176}};
+  });
+  EXPECT_NE(e.find("field 'attention.sparse_layers'"), std::string::npos) << e;
+}
+
+// For the linear layouts the read and FLOP rules are the per-token ones.
+TEST(ModelSpec, LinearLayoutsReadInProportionToTheContext) {
+  for (const char* name : {"qwen3.5-397b-a17b-nvfp4", "glm-5.2-fp8"}) {
+    const auto m = load_model_spec(name);
+    EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(4, 3, 3000), 3000 * m.kv_bytes_per_token_rank(4)) << name;
+    EXPECT_DOUBLE_EQ(m.draft_kv_read_bytes_rank(4, 3, 3000), 3000 * m.draft_kv_bytes_per_token_rank(4)) << name;
+    EXPECT_DOUBLE_EQ(m.attention_flops(7, 7000), m.attention_flops_per_token_per_ctx() * 7000) << name;
+  }
+}
+
 // Every shipped model with every shipped GPU: both load and pass the range
 // checks, and the layouts give positive, finite per-token sizes.
 TEST(Specs, EveryShippedModelWithEveryShippedGpu) {
