@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_numbers.h"
+#include "cli/run_descriptions.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/run_control.h"
@@ -217,7 +218,7 @@ void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const RunOutputConf
   s.reset();
 }
 
-int run_profile(ProfileConfig cfg, const std::string& cli_command) {
+int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescription description) {
   if (!cfg.request_count && !cfg.duration_s) {
     const double base = cfg.concurrency ? 10.0 * *cfg.concurrency : 10.0 * cfg.request_rate.value_or(10);
     cfg.request_count = std::max<std::int64_t>(100, static_cast<std::int64_t>(base));
@@ -284,6 +285,11 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command) {
   in.verdict = &verdict;
   in.records_error = records_error;
   in.benchmark_id = benchmark_id;
+  description.served_model = served.id;
+  if (cfg.concurrency) description.concurrency = *cfg.concurrency;
+  if (cfg.request_rate) description.request_rate = *cfg.request_rate;
+  description.workload = synthetic_workload(cfg);
+  in.description = description;
   nlohmann::ordered_json agg = build_aggregate(result.records, in);
   return finish_measured_run(agg, verdict, dir, records_error, cfg.quiet);
 }

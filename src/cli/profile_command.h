@@ -45,8 +45,10 @@ std::unique_ptr<MetricsScraper> start_server_metrics(const ClientConfig& client,
 void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const RunOutputConfig& out);
 
 // Runs the benchmark described by cfg; returns the process exit code
-// (common/run_control.h).
-int run_profile(ProfileConfig cfg, const std::string& cli_command);
+// (common/run_control.h). `description`: what the caller knows of the
+// server (`run`: the embedded simulator); the served model, load and
+// workload are filled here.
+int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescription description = {});
 
 // The end of every measured run (profile, replay, run): writes the aggregate,
 // prints the summary even when a file cannot be written, and returns the

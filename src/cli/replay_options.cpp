@@ -2,10 +2,10 @@
 
 #include <cstdio>
 
-#include "common/clock.h"
 #include "cli/cli_numbers.h"
 #include "common/error.h"
 #include "load/profile_config.h"
+#include "metrics/progress.h"
 
 namespace agentperf::cli {
 
@@ -68,13 +68,14 @@ std::vector<trace::WekaTrace> load_replay_traces(ReplayTraceOptions& t, const re
   if (t.entries > 0) t.load.num_dataset_entries = t.entries;
   if (cfg.t_star_min > cfg.t_star_max)
     throw UserError("--trajectory-start-min-ratio must not exceed --trajectory-start-max-ratio");
-  const auto t0 = monotonic_ns();
-  auto traces = trace::load_traces(t.traces, t.format, t.load, &stats);
+  // The dataset is built here, before anything is sent (prompts are then
+  // made per play): the progress line counts MB of the trace files read
+  // and ends with the traces and requests kept.
+  CountProgress loading("agentperf: loading traces", quiet);
+  trace::LoadOptions load = t.load;
+  load.progress = &loading;
+  auto traces = trace::load_traces(t.traces, t.format, load, &stats);
   if (traces.empty()) throw UserError("no traces left in '" + t.traces + "' after the filters");
-  if (!quiet)
-    std::fprintf(stderr, "agentperf: loaded %lld traces (%lld requests) in %.2f s\n",
-                 static_cast<long long>(stats.traces_kept), static_cast<long long>(stats.requests_kept),
-                 static_cast<double>(monotonic_ns() - t0) / 1e9);
   return traces;
 }
 

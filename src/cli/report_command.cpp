@@ -1,6 +1,7 @@
 #include "cli/report_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "cli/cli_numbers.h"
@@ -14,8 +15,18 @@ struct ReportCommand {
   CLI::App* cmd = nullptr;
   std::vector<std::string> dirs;
   std::string output = "report.html";
+  std::string markdown;  // empty: the HTML file's name with .md
   report::ReportOptions opts;
 };
+
+namespace {
+// report.html -> report.md, beside it; another name gets .md appended.
+std::string markdown_path(const std::string& html) {
+  std::filesystem::path p(html);
+  if (p.extension() == ".html" || p.extension() == ".htm") return p.replace_extension(".md").string();
+  return html + ".md";
+}
+}  // namespace
 
 std::shared_ptr<ReportCommand> add_report_command(CLI::App& app) {
   auto rc = std::make_shared<ReportCommand>();
@@ -24,6 +35,12 @@ std::shared_ptr<ReportCommand> add_report_command(CLI::App& app) {
   rc->cmd->add_option("-o,--output", rc->output, "HTML file to write")->capture_default_str();
   rc->cmd->add_option("--gpus", rc->opts.gpus, "GPUs per run for throughput per GPU (default: from the results, else 1)")
       ->transform(int_in(0, 1000000));
+  rc->cmd->add_option("--markdown", rc->markdown, "Markdown summary to write (default: the HTML file's name with .md)");
+  rc->cmd->add_option("--gpu-price-per-hour", rc->opts.gpu_price_per_hour,
+                      "Dollars per GPU-hour: adds cost per million tokens")
+      ->check(real_in(0, 1e6, true));
+  rc->cmd->add_option("--gpu-power-watts", rc->opts.gpu_power_watts, "Watts drawn per GPU: adds tokens per joule")
+      ->check(real_in(0, 1e5, true));
   return rc;
 }
 
@@ -32,8 +49,10 @@ int execute_report_command(ReportCommand& rc) {
   const auto data = report::report_data(rc.dirs, rc.opts);
   const std::string html = report::render_report(data);
   write_file_atomically(rc.output, html);
-  std::printf("report: %s (%zu runs, %.1f kB)\n", rc.output.c_str(), data["runs"].size(),
-              static_cast<double>(html.size()) / 1024);
+  const std::string md_path = rc.markdown.empty() ? markdown_path(rc.output) : rc.markdown;
+  write_file_atomically(md_path, report::render_markdown(data));
+  std::printf("report: %s (%zu runs in %zu groups, %.1f kB), summary %s\n", rc.output.c_str(), data["runs"].size(),
+              data["groups"].size(), static_cast<double>(html.size()) / 1024, md_path.c_str());
   return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
+#include "cli/run_descriptions.h"
 #include "cli/sim_options.h"
 #include "metrics/export.h"
 #include "sim/predictor.h"
@@ -88,7 +89,11 @@ int execute_run_command(RunCommand& rc, const std::string& cli_command) {
     std::fprintf(stderr, "agentperf: started the embedded simulator (%s on %s TP%d, time scale %.3g) at %s\n",
                  rc.engine.model.c_str(), rc.engine.hardware.c_str(), rc.engine.cfg.tp, rc.time_scale,
                  rc.cfg.url.c_str());
-  const int code = run_profile(rc.cfg, cli_command);
+  // The embedded simulator is the server: the report labels a time-scaled
+  // run as such and keeps it off the frontier of real-time runs.
+  RunDescription description = describe_sim_engine(rc.engine);
+  description.time_scale = rc.time_scale;
+  const int code = run_profile(rc.cfg, cli_command, description);
   server.stop();
   if (code != 0) return code;
 

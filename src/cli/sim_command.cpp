@@ -8,9 +8,11 @@
 #include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
 #include "cli/replay_options.h"
+#include "cli/run_descriptions.h"
 #include "cli/sim_options.h"
 #include "cli/sim_validate_command.h"
 #include "common/error.h"
+#include "metrics/progress.h"
 #include "metrics/export.h"
 #include "sim/engine.h"
 #include "sim/predictor.h"
@@ -82,6 +84,19 @@ void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan
                  static_cast<long long>(s.spec_verify_steps));
 }
 
+// A prediction's run description: the simulated engine (DP engines behind
+// the router with --traces), in virtual time, which stands for real time.
+RunDescription describe_prediction(const SimCommand& sc) {
+  RunDescription d = describe_sim_engine(sc.predict_engine);
+  d.kind = "predicted";
+  d.time_scale = 1.0;
+  if (sc.dp > 1) {
+    d.dp = sc.dp;
+    d.gpus = sc.dp * sc.predict_engine.cfg.tp;
+  }
+  return d;
+}
+
 // `sim predict --traces`: the replay schedule of `agentperf replay`, played
 // on the engine in virtual time (replay/virtual_replay.h). The load flags
 // map onto it: --concurrency is the lane count, --duration, --grace-period,
@@ -116,11 +131,14 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   }
   replay::VirtualReplayOptions vo;
   vo.policy = route::parse_policy(sc.route_policy);
+  CountProgress predicting("agentperf: predicting", load.quiet);  // virtual s of --duration played
+  vo.progress = &predicting;
   auto res = replay::predict_replay(ranks, cfg, traces, vo);
   const sim::Engine& engine = *engines.front();
 
   replay::ReplayRunInfo info = replay_run_info(sc.traces, stats, cli_command);
   info.traces = &traces;
+  info.description = describe_prediction(sc);
   const RunVerdict verdict = replay::judge_replay(res.replay, 0.10);
   auto agg = replay::build_replay_aggregate(res.replay, cfg, info, verdict);
   agg.json["input_config"]["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},
@@ -179,6 +197,8 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
   sim::Engine engine(sim::load_model_spec(sc.predict_engine.model), load_engine_hardware(sc.predict_engine),
                      sc.predict_engine.cfg);
   sim::PredictConfig pc{load, sc.agentic};
+  CountProgress predicting("agentperf: predicting", load.quiet);
+  pc.progress = &predicting;
   auto res = sim::predict(engine, pc);
 
   nlohmann::json input = load;
@@ -193,6 +213,12 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
   in.input_config = input;
   in.cli_command = cli_command;
   in.benchmark_id = "sim-predict";
+  in.description = describe_prediction(sc);
+  in.description.workload = sc.agentic.sessions > 0
+                                ? "agentic " + std::to_string(sc.agentic.sessions) + " sessions"
+                                : synthetic_workload(load);
+  if (load.concurrency && sc.agentic.sessions == 0) in.description.concurrency = *load.concurrency;
+  if (load.request_rate) in.description.request_rate = *load.request_rate;
   auto agg = build_aggregate(res.run.records, in);
   agg["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
   print_summary(agg);
@@ -236,6 +262,7 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   sc->predict->add_option("-o,--artifact-dir", sc->load.artifact_dir, "Also write profile_export files here")
       ->each([&w = sc->write_results](const std::string&) { w = true; })
       ->group("Output");
+  sc->predict->add_flag("-q,--quiet", sc->load.quiet, "No progress lines")->group("Output");
   add_replay_schedule_options(*sc->predict, sc->replay, sc->traces, /*with_run_flags=*/false,
                               /*traces_required=*/false);
   sc->predict->add_option("--dp", sc->dp, "With --traces: N engines (replicas or DP ranks, each with its own KV pool "

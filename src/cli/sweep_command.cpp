@@ -109,7 +109,15 @@ std::shared_ptr<SweepCommand> add_sweep_commands(CLI::App& app) {
       "sweep", "Run a recipe's points against real servers (start, wait ready, replay, scrape, stop), store them in SQLite, "
                "search each row's cliff adaptively, and compute the Pareto frontier");
   auto* c = sc->sweep;
-  c->add_option("recipe", o.recipe_path, "Recipe YAML")->required()->check(CLI::ExistingFile);
+  c->add_option("recipe", o.recipe_path, "Recipe YAML, or MASTER.yaml#KEY: an entry of an InferenceX master config")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& s) {  // the file part of PATH#KEY must exist
+            return std::filesystem::exists(s) || std::filesystem::exists(s.substr(0, s.rfind('#')))
+                       ? std::string()
+                       : "File does not exist: " + s.substr(0, s.rfind('#'));
+          },
+          "FILE[#KEY]"));
   c->add_option("-o,--out", o.out_dir, "Directory for per-point results, server logs and frontier.json")->capture_default_str();
   c->add_option("--store", o.store_path, "SQLite results store (default <out>/sweep.sqlite)");
   c->add_option("--duration", sc->duration, "Seconds per point, instead of the recipe's replay duration")

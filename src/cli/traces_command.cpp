@@ -10,6 +10,7 @@
 #include "load/profile_config.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "metrics/progress.h"
 #include "trace/corpus_stats.h"
 #include "trace/prompt_builder.h"
 #include "trace/session_tree.h"
@@ -27,6 +28,7 @@ struct TracesCommand {
   std::string format = "auto";
   trace::LoadOptions load;
   std::int64_t max_context = 0, entries = 0;
+  bool quiet = false;  // no progress lines
 };
 
 std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
@@ -62,6 +64,7 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
   tc->synth->add_option("--subagent-probability", o.subagent_probability, "Chance of a subagent fan-out after a turn")->check(real_in(0, 1))->capture_default_str();
   tc->synth->add_option("--max-fanout", o.max_fanout, "Most subagents in one fan-out")->transform(int_in(1, 1000))->capture_default_str();
   tc->synth->add_option("--mean-think-time", o.mean_think_time, "Mean seconds between a call's end and the next call")->check(seconds_in(0, limits::max_seconds))->capture_default_str();
+  tc->synth->add_flag("-q,--quiet", tc->quiet, "No progress lines");
 
   tc->inspect = traces->add_subcommand("inspect", "Load traces (file, directory, .zst), build session trees and prompts, print statistics");
   tc->inspect->add_option("path", tc->in_path, "Trace file or directory, or synth:PRESET")->required();
@@ -70,19 +73,25 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
   tc->inspect->add_option("--max-context-length", tc->max_context, "Drop traces whose peak in+out exceeds this")->transform(tokens_in(1, limits::max_tokens));
   tc->inspect->add_flag("--256k", tc->load.variant_256k, "Drop requests with in+out > 256,000 (the _256k corpus rule)");
   tc->inspect->add_option("--num-dataset-entries", tc->entries, "Keep the first N traces")->transform(int_in(1, 1000000000));
+  tc->inspect->add_flag("-q,--quiet", tc->quiet, "No progress lines");
   return tc;
 }
 
 namespace {
 int run_synth(TracesCommand& tc) {
-  const auto traces = trace::synthesize_traces(tc.synth_opts);
+  // Made and serialized one trace at a time (progress: traces done).
+  CountProgress progress("agentperf: synthesizing traces", tc.quiet);
+  progress.start(tc.synth_opts.traces, "traces");
   std::string data;
   std::int64_t requests = 0;
-  for (const auto& t : traces) {
+  for (int i = 0; i < tc.synth_opts.traces; ++i) {
+    const auto t = trace::synthesize_trace(tc.synth_opts, i);
     data += trace::to_json_line(t);
     data += '\n';
     requests += t.request_count();
+    progress.add();
   }
+  progress.finish(std::to_string(requests) + " requests, " + std::to_string((data.size() + 500000) / 1000000) + " MB of JSON");
   const bool zst = tc.out_path.size() > 4 && tc.out_path.substr(tc.out_path.size() - 4) == ".zst";
   if (zst) {
     std::string packed(ZSTD_compressBound(data.size()), '\0');
@@ -92,7 +101,7 @@ int run_synth(TracesCommand& tc) {
     data = std::move(packed);
   }
   write_file_atomically(tc.out_path, data);
-  std::printf("wrote %zu traces, %lld requests to %s\n", traces.size(), static_cast<long long>(requests),
+  std::printf("wrote %d traces, %lld requests to %s\n", tc.synth_opts.traces, static_cast<long long>(requests),
               tc.out_path.c_str());
   return 0;
 }
@@ -102,11 +111,16 @@ int run_inspect(TracesCommand& tc) {
   if (tc.entries > 0) tc.load.num_dataset_entries = tc.entries;
   const auto t0 = std::chrono::steady_clock::now();
   trace::LoadStats stats;
-  const auto traces = trace::load_traces(tc.in_path, tc.format, tc.load, &stats);
+  CountProgress loading("agentperf: loading traces", tc.quiet);
+  trace::LoadOptions load = tc.load;
+  load.progress = &loading;
+  const auto traces = trace::load_traces(tc.in_path, tc.format, load, &stats);
   const auto t1 = std::chrono::steady_clock::now();
   std::int64_t streams = 0, background = 0, dropped = 0, turns = 0, hit = 0, blocks = 0, peak = 0, prompt_tokens = 0;
   std::int64_t flattened = 0, seams = 0;
   std::size_t distinct_blocks = 0;
+  CountProgress building("agentperf: building session trees and prompts", tc.quiet);
+  building.start(static_cast<std::int64_t>(traces.size()), "traces");
   for (const auto& t : traces) {
     const auto tree = trace::build_session_tree(t);
     trace::PromptBuilder builder(t, 42);
@@ -126,7 +140,9 @@ int run_inspect(TracesCommand& tc) {
       }
     }
     distinct_blocks += builder.cached_blocks();
+    building.add();
   }
+  building.finish(std::to_string(turns) + " prompts");
   const auto t2 = std::chrono::steady_clock::now();
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   std::printf("files %lld, traces %lld read / %lld kept (%lld over --max-context-length), requests %lld read / %lld kept "

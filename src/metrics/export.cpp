@@ -347,6 +347,9 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
                      {"records_with_retry", retried}};
   agg["input_config"] = in.input_config;
   agg["run_info"] = {{"cli_command", in.cli_command}};
+  RunDescription description = in.description;
+  if (description.command_line.empty()) description.command_line = in.cli_command;
+  agg["run_description"] = description.to_json();
   return agg;
 }
 

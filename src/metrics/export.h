@@ -18,6 +18,7 @@
 
 #include "common/run_result.h"
 #include "common/record.h"
+#include "metrics/run_description.h"
 
 namespace agentperf {
 
@@ -58,6 +59,8 @@ struct AggregateInputs {
   std::string cli_command;
   const RunVerdict* verdict = nullptr;      // written as complete/valid/invalid_reasons when given
   std::optional<std::string> records_error;  // profile_export.jsonl could not be written
+  // Written as "run_description"; its command_line defaults to cli_command.
+  RunDescription description;
 };
 
 nlohmann::ordered_json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in);

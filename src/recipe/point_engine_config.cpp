@@ -1,5 +1,8 @@
 #include "recipe/point_engine_config.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace agentperf::recipe {
 
 sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCosts& costs) {
@@ -18,6 +21,117 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
     c.hicache.write_policy = sim::WritePolicy::write_through_selective;
   }
   return c;
+}
+
+namespace {
+
+std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+  return buf;
+}
+
+// Topology of one engine of a role (see the header).
+void shape(PointEngine& pe, const WorkerSpec& w, int conc) {
+  int attn_tp = w.tp * w.pcp, engines = std::max(1, w.num_worker);
+  pe.gpus = w.tp * w.pp * w.pcp;
+  pe.dp = 1;
+  if (w.dp_attn) {
+    if (w.ep > w.tp) {  // vLLM DEP: TP t x DP e/t over e GPUs; workers may be its DP groups
+      attn_tp = w.tp;
+      pe.gpus = w.ep * w.pp * w.pcp;
+      pe.dp = w.ep / w.tp;
+      engines = std::max(1, w.num_worker * w.tp / w.ep);
+    } else {  // SGLang / vLLM single node: DP t ranks of attention TP 1
+      attn_tp = 1;
+      pe.dp = w.tp;
+    }
+  }
+  pe.workers = engines;
+  pe.config.tp = attn_tp;
+  const int running = (2 * conc + engines * pe.dp - 1) / (engines * pe.dp);
+  pe.config.max_running_requests = running;
+  pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, std::max(1, running));
+}
+
+}  // namespace
+
+std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, const sim::EngineCosts& costs,
+                                     const sim::ModelSpec* model, const sim::HardwareSpec* hw) {
+  std::vector<PointEngine> out;
+  const auto& e = *p.entry;
+  if (!e.multinode()) {
+    PointEngine pe{"", 1, e.tp, 1, engine_config_for(p, costs), std::nullopt, {}};
+    if (e.dp_attn || e.pp > 1 || e.pcp > 1) {
+      WorkerSpec w;
+      w.num_worker = 1;
+      w.tp = e.tp;
+      w.ep = e.ep;
+      w.pp = e.pp;
+      w.pcp = e.pcp;
+      w.dp_attn = e.dp_attn;
+      shape(pe, w, p.conc);
+    }
+    out.push_back(std::move(pe));
+  } else {
+    for (const char* role : {"prefill", "decode"}) {
+      const WorkerSpec& w = std::string(role) == "prefill" ? *e.prefill : *e.decode;
+      if (w.num_worker == 0) continue;
+      PointEngine pe{role, w.num_worker, w.gpus(), 1, engine_config_for(p, costs), std::nullopt, {}};
+      if (std::string(role) == "decode") {  // InferenceX budgets DRAM offload for the prefill side only
+        pe.config.page_size = 1;
+        pe.config.hicache = sim::HiCacheConfig{};
+      }
+      shape(pe, w, p.conc);
+      out.push_back(std::move(pe));
+    }
+  }
+  if (!model) return out;
+  for (auto& pe : out) {
+    const bool spec = pe.config.spec.enabled && model->mtp;
+    if (pe.gpus != pe.config.tp) {
+      // One rank holds 1/gpus of the weights while its KV is sharded over
+      // config.tp: scale the spec's weights so that weights / config.tp is that.
+      const double k = static_cast<double>(pe.config.tp) / pe.gpus;
+      sim::ModelSpec m = *model;
+      m.dense_weight_bytes *= k;
+      m.other_weight_bytes *= k;
+      if (m.moe) m.moe->routed_weight_bytes *= k;
+      if (m.mtp) {
+        m.mtp->weight_bytes *= k;
+        m.mtp->own_embed_head_bytes *= k;
+      }
+      pe.model = std::move(m);
+      pe.sizing.push_back(
+          (pe.dp > 1 ? fmt("DP attention: %.0f DP ranks of attention TP%.0f on %.0f GPUs", pe.dp, pe.config.tp, pe.gpus)
+                     : fmt("TP%.0f x PP/PCP on %.0f GPUs", pe.config.tp, pe.gpus)) +
+          fmt("; weights over all %.0f GPUs (%.2f GB per rank), KV and state sharded over TP%.0f", pe.gpus,
+              (model->total_weight_bytes() + (spec ? model->mtp->weight_bytes + model->mtp->own_embed_head_bytes : 0)) /
+                  pe.gpus / 1e9,
+              pe.config.tp));
+    }
+    if (pe.dp > 1 || pe.workers > 1)
+      pe.sizing.push_back(fmt("running requests per rank = ceil(2 x conc %.0f / (%.0f engines x %.0f DP ranks)) = %.0f",
+                              p.conc, pe.workers, pe.dp, pe.config.max_running_requests));
+  }
+  if (r.framework.find("trt") != std::string::npos && hw) {
+    // TensorRT-LLM: KV = free_gpu_memory_fraction x (HBM - weights). As the
+    // memory plan's rest = usable x f - weights, f = (w + 0.80 (usable - w)) / usable.
+    constexpr double kFree = 0.80;
+    for (auto& pe : out) {
+      const auto& m = pe.model ? *pe.model : *model;
+      const bool spec = pe.config.spec.enabled && m.mtp;
+      const double draft = spec ? m.mtp->weight_bytes + m.mtp->own_embed_head_bytes : 0.0;
+      const double w = (m.total_weight_bytes() + draft) / std::max(1, pe.config.tp);
+      const double usable = hw->hbm_usable_bytes;
+      pe.config.mem_fraction_static = (w + kFree * (usable - w)) / usable;
+      pe.sizing.push_back(fmt("TensorRT-LLM sizing: free_gpu_memory_fraction %.2f of the %.2f GiB left after %.2f GiB of "
+                              "weights = mem_fraction_static %.4f",
+                              kFree, (usable - w) / (1024.0 * 1024 * 1024), w / (1024.0 * 1024 * 1024),
+                              pe.config.mem_fraction_static));
+    }
+  }
+  return out;
 }
 
 }  // namespace agentperf::recipe

@@ -2,12 +2,43 @@
 // for SGLang (mem fraction 0.80, 2 x conc running, graph cap, MTP, HiCache
 // with page 64 and write_through_selective when the point offloads to DRAM).
 #pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "recipe/recipe.h"
 #include "sim/engine_config.h"
+#include "sim/specs.h"
 
 namespace agentperf::recipe {
 
 // costs: the engine profile predictions use (sim/engine_costs.h).
 sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCosts& costs);
+
+// One engine of a point as the memory plan sees it: the single server of a
+// single-node point, or one worker pool of a multinode point (DRAM offload on
+// the prefill side, where InferenceX budgets it). The plan sizes one rank:
+//  - plain TP: TP x PCP ranks share KV heads; weights over TP x PP x PCP GPUs;
+//  - DP attention: one DP rank. TP t, EP e <= t: t ranks of attention TP 1;
+//    e > t (vLLM's TP t x DP e/t, EP e): e/t ranks of attention TP t. Weights
+//    over all the engine's GPUs (max(t, e)), KV and state per rank;
+//  - running requests: 2 x conc over the role's engines and DP ranks.
+struct PointEngine {
+  std::string role;  // "" for a single-node point; "prefill" or "decode"
+  int workers = 1;   // identical engines of this role
+  int gpus = 1;      // GPUs of one engine
+  int dp = 1;        // DP attention ranks per engine (the plan is one rank's)
+  sim::EngineConfig config;  // config.tp: the KV/attention sharding of one rank
+  // The model as one rank holds it when its weights are spread over more
+  // GPUs than config.tp (PP, DP attention); nullopt: the spec as is.
+  std::optional<sim::ModelSpec> model;
+  std::vector<std::string> sizing;  // derivation lines for how the rank was sized
+};
+
+// model: the point's spec (null: shapes only, nothing sized). TensorRT-LLM
+// frameworks size the KV pool as free_gpu_memory_fraction of the HBM left
+// after the weights; hw gives the HBM for that.
+std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, const sim::EngineCosts& costs,
+                                     const sim::ModelSpec* model, const sim::HardwareSpec* hw);
 
 }  // namespace agentperf::recipe

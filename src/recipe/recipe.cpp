@@ -9,68 +9,13 @@
 #include <set>
 
 #include "common/error.h"
+#include "recipe/master_config.h"
+#include "recipe/yaml_node.h"
 
 namespace agentperf::recipe {
 namespace {
 
-class Node {
- public:
-  // A key that is absent has no position of its own: it reports its parent's line.
-  Node(YAML::Node n, std::string path, const std::string& file, int parent_line = -1)
-      : n_(std::move(n)), path_(std::move(path)), file_(file), line_(parent_line) {
-    if (n_.IsDefined() && n_.Mark().line >= 0) line_ = n_.Mark().line;
-  }
-  [[noreturn]] void fail(const std::string& what) const {
-    std::string where = file_;
-    if (line_ >= 0) where += ":" + std::to_string(line_ + 1);
-    throw UserError(where + ": " + (path_.empty() ? std::string("recipe") : path_) + ": " + what);
-  }
-  void only(std::initializer_list<const char*> keys) const {
-    if (!n_.IsDefined() || !n_.IsMap()) fail(n_.IsDefined() ? "expected a mapping" : "missing (expected a mapping)");
-    std::set<std::string> allowed(keys.begin(), keys.end());
-    for (const auto& kv : n_) {
-      const auto k = kv.first.as<std::string>();
-      if (!allowed.count(k)) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        Node(kv.first, path_.empty() ? k : path_ + "." + k, file_, line_).fail("unknown key (expected one of: " + list + ")");
-      }
-    }
-  }
-  bool has(const char* k) const { return n_.IsDefined() && n_.IsMap() && n_[k]; }
-  Node operator[](const char* k) const {
-    const std::string path = path_.empty() ? std::string(k) : path_ + "." + k;
-    if (!n_.IsDefined() || !n_.IsMap()) return Node(YAML::Node(YAML::NodeType::Undefined), path, file_, line_);
-    return Node(n_[k], path, file_, line_);
-  }
-  Node at(std::size_t i) const { return Node(n_[i], path_ + "[" + std::to_string(i) + "]", file_, line_); }
-  std::size_t size() const { return n_.IsDefined() ? n_.size() : 0; }
-  bool is_seq() const { return n_.IsDefined() && n_.IsSequence(); }
-  template <class T>
-  T as(const char* what) const {
-    if (!n_.IsDefined() || n_.IsNull()) fail(std::string("missing (expected ") + what + ")");
-    try {
-      return n_.as<T>();
-    } catch (const YAML::Exception&) {
-      fail(std::string("expected ") + what);
-    }
-  }
-  template <class T>
-  T get(const char* k, const char* what, std::optional<T> fallback = std::nullopt) const {
-    if (!has(k)) {
-      if (fallback) return *fallback;
-      (*this)[k].fail(std::string("missing (expected ") + what + ")");
-    }
-    return (*this)[k].template as<T>(what);
-  }
-  const YAML::Node& raw() const { return n_; }
-
- private:
-  YAML::Node n_;
-  std::string path_;
-  const std::string& file_;
-  int line_ = -1;
-};
+using detail::Node;
 
 std::string fill(std::string tpl, const std::map<std::string, std::string>& values, const std::string& source) {
   std::string out;
@@ -106,7 +51,31 @@ std::int64_t hicache_size_per_rank_gb(std::int64_t total_gb, int tp) {
   return (total_gb - tp) * 15 / tp / 31;
 }
 
+void require_sweepable(const Recipe& r, bool dry_run) {
+  if (r.multinode)
+    throw UserError(r.source + ": a multinode entry (prefill/decode workers, " + r.framework +
+                    "): a sweep, with or without --dry-run, runs single-node entries only (`agentperf plan` plans its workers)");
+  if (dry_run && r.sim_model_spec.empty())
+    throw UserError(!r.sim_missing.empty() ? r.sim_missing + " (--dry-run needs one)"
+                                           : r.source + ": --dry-run needs the recipe's 'sim' block (model-spec, hardware)");
+  if (!dry_run && r.server_command.empty())
+    throw UserError(!r.server_missing.empty() ? r.server_missing + "; or use --dry-run"
+                                              : r.source + ": the recipe has no server.command to start");
+}
+
+std::vector<int> conc_range(int start, int end) {
+  // generate_sweep_configs.py: double from start, then end itself.
+  std::vector<int> out;
+  for (long long c = start; c <= end;) {
+    out.push_back(static_cast<int>(c));
+    if (c == end) break;
+    c = std::min<long long>(c * 2, end);
+  }
+  return out;
+}
+
 Recipe load_recipe(const std::string& path) {
+  if (auto ref = parse_master_ref(path)) return load_master_entry(ref->file, ref->key);
   YAML::Node doc;
   try {
     doc = YAML::LoadFile(path);
@@ -115,6 +84,9 @@ Recipe load_recipe(const std::string& path) {
   } catch (const YAML::ParserException& e) {
     throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
+  if (detail::looks_like_master_config(doc))
+    throw UserError(path + ": an InferenceX master config, not a recipe: name one of its entries as " + path +
+                    "#KEY (`agentperf recipe list " + path + "` lists those with an agentic-coding scenario)");
   Recipe r;
   r.source = path;
   Node root(doc, "", r.source);
@@ -195,7 +167,7 @@ Recipe load_recipe(const std::string& path) {
         const int a = en.get<int>("conc-start", "an integer (or give conc-list)");
         const int z = en.get<int>("conc-end", "an integer");
         if (a < 1 || z < a) en["conc-end"].fail("conc-start..conc-end must be a range of positive integers");
-        for (int c = a; c <= z; c *= 2) e.conc_list.push_back(c);  // step x2, as InferenceX
+        e.conc_list = conc_range(a, z);
       }
       block.search_space.push_back(std::move(e));
     }
@@ -239,6 +211,80 @@ Recipe load_recipe(const std::string& path) {
   return r;
 }
 
+namespace {
+
+std::string worker_tag(const char* role, const WorkerSpec& w) {
+  // generate_sweep_configs.py multinode_agentic_exp_name, plus pp/dcp/pcp.
+  std::string t = role + std::to_string(w.num_worker) + "x" + std::to_string(w.tp);
+  if (w.ep != 1) t += "ep" + std::to_string(w.ep);
+  if (w.dp_attn) t += "dpa";
+  if (w.pp != 1) t += "pp" + std::to_string(w.pp);
+  if (w.dcp != 1) t += "dcp" + std::to_string(w.dcp);
+  if (w.pcp != 1) t += "pcp" + std::to_string(w.pcp);
+  return t;
+}
+
+std::string topology_tag(const SearchSpaceEntry& e) {
+  if (e.multinode()) return worker_tag("p", *e.prefill) + "_" + worker_tag("d", *e.decode);
+  std::string t = "tp" + std::to_string(e.tp);
+  if (e.ep > 1) t += "ep" + std::to_string(e.ep);
+  if (e.dp_attn) t += "dpa";
+  if (e.pp > 1) t += "pp" + std::to_string(e.pp);
+  if (e.dcp > 1) t += "dcp" + std::to_string(e.dcp);
+  if (e.pcp > 1) t += "pcp" + std::to_string(e.pcp);
+  return t;
+}
+
+// GPUs of a multinode prefill worker on one node (generate_sweep_configs.py
+// worker_gpus_per_node): a replica spanning nodes fills each of them.
+int worker_gpus_on_node(const WorkerSpec& w, int gpus_per_node, const std::string& source) {
+  const int g = w.gpus();
+  if (g > gpus_per_node) {
+    if (g % gpus_per_node != 0)
+      throw UserError(source + ": prefill worker tp*pp*pcp = " + std::to_string(g) +
+                      " spans nodes but is not a multiple of gpus-per-node " + std::to_string(gpus_per_node));
+    return gpus_per_node;
+  }
+  if (gpus_per_node % g != 0)
+    throw UserError(source + ": prefill worker tp*pp*pcp = " + std::to_string(g) + " does not divide gpus-per-node " +
+                    std::to_string(gpus_per_node) + " evenly");
+  return g;
+}
+
+std::string parallel_args(const Recipe& r, const SearchSpaceEntry& e) {
+  if (r.command_flavor == "vllm") {
+    std::string s = e.dp_attn ? "--tensor-parallel-size 1 --data-parallel-size " + std::to_string(e.tp)
+                              : "--tensor-parallel-size " + std::to_string(e.tp) + " --data-parallel-size 1";
+    if (e.ep > 1) s += " --enable-expert-parallel";
+    if (e.pp > 1) s += " --pipeline-parallel-size " + std::to_string(e.pp);
+    if (e.dcp > 1) s += " --decode-context-parallel-size " + std::to_string(e.dcp);
+    if (e.pcp > 1) s += " --prefill-context-parallel-size " + std::to_string(e.pcp);
+    return s;
+  }
+  std::string s = "--tp " + std::to_string(e.tp) + " --ep-size " + std::to_string(e.ep);
+  if (e.dp_attn) s += " --enable-dp-attention --dp-size " + std::to_string(e.tp);
+  return s;
+}
+
+std::string spec_args(const Recipe& r, const SearchSpaceEntry& e) {
+  if (e.spec_decoding != "mtp") return "";
+  if (r.command_flavor == "vllm") return R"(--speculative-config '{"method": "mtp", "num_speculative_tokens": 3}')";
+  return "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 "
+         "--speculative-num-draft-tokens 4";
+}
+
+std::string offload_args(const Recipe& r, const SearchSpaceEntry& e, const ExpandedPoint& p) {
+  if (e.kv_offloading != "dram") return "";
+  if (r.command_flavor == "vllm")  // the vllm-simple arm of benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh
+    return R"(--kv-transfer-config '{"kv_connector": "SimpleCPUOffloadConnector", "kv_role": "kv_both", )"
+           R"("kv_connector_extra_config": {"cpu_bytes_to_use_per_rank": )" +
+           std::to_string(p.total_cpu_dram_gb * 1000000000LL / (e.tp * e.pp * e.pcp)) + R"(, "lazy_offload": false}}')";
+  return "--page-size 64 --enable-hierarchical-cache --hicache-size " + std::to_string(p.hicache_size_gb) +
+         " --hicache-io-backend kernel --hicache-mem-layout page_first --hicache-write-policy write_through_selective";
+}
+
+}  // namespace
+
 std::vector<ExpandedPoint> expand(const Recipe& r) {
   std::vector<ExpandedPoint> out;
   for (const auto& block : r.agentic) {
@@ -249,29 +295,24 @@ std::vector<ExpandedPoint> expand(const Recipe& r) {
         p.conc = conc;
         p.max_running_requests = 2 * conc;
         p.cuda_graph_max_bs = std::min(conc, 64);
-        const int gpus = e.tp * e.pp;
         if (e.kv_offloading == "dram") {
+          // The DRAM budget of one server node (generate_sweep_configs.py
+          // agentic_dram_offload_gb): single node, the TP x PP x PCP GPUs;
+          // multinode, the prefill worker's GPUs on a node (only prefill offloads).
+          const int gpus = e.multinode() ? worker_gpus_on_node(*e.prefill, r.gpus_per_node, r.source) : e.tp * e.pp * e.pcp;
+          p.dram_ranks = e.multinode() ? gpus : e.tp;
           p.total_cpu_dram_gb = total_cpu_dram_gb(r.available_cpu_dram_mib, *block.dram_utilization, gpus, r.gpus_per_node);
-          p.hicache_size_gb = hicache_size_per_rank_gb(p.total_cpu_dram_gb, e.tp);
-          p.projected_host_gb = static_cast<double>(p.hicache_size_gb) * 31.0 / 15.0 * e.tp;
+          p.hicache_size_gb = hicache_size_per_rank_gb(p.total_cpu_dram_gb, p.dram_ranks);
+          p.projected_host_gb = static_cast<double>(p.hicache_size_gb) * 31.0 / 15.0 * p.dram_ranks;
           if (p.hicache_size_gb <= 0)
-            throw UserError(r.source + ": tp " + std::to_string(e.tp) + " with dram-utilization " +
+            throw UserError(r.source + ": tp " + std::to_string(p.dram_ranks) + " with dram-utilization " +
                             std::to_string(*block.dram_utilization) + ": " + std::to_string(p.total_cpu_dram_gb) +
                             " GB of host DRAM cannot fit a HiCache pool per rank");
         }
-        p.exp_name = r.name + "_tp" + std::to_string(e.tp) + (e.ep > 1 ? "ep" + std::to_string(e.ep) : "") +
-                     (e.spec_decoding != "none" ? "_" + e.spec_decoding : "") + "_conc" + std::to_string(conc) +
+        p.exp_name = r.name + "_" + topology_tag(e) + (e.spec_decoding != "none" ? "_" + e.spec_decoding : "") +
+                     "_conc" + std::to_string(conc) +
                      (e.kv_offloading == "dram" ? "_kvdram-" + e.kv_offload_backend : "");
         if (!r.server_command.empty()) {
-          const std::string hicache =
-              e.kv_offloading == "dram"
-                  ? "--page-size 64 --enable-hierarchical-cache --hicache-size " + std::to_string(p.hicache_size_gb) +
-                        " --hicache-io-backend kernel --hicache-mem-layout page_first --hicache-write-policy write_through_selective"
-                  : "";
-          const std::string spec = e.spec_decoding == "mtp"
-                                       ? "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 "
-                                         "--speculative-num-draft-tokens 4"
-                                       : "";
           p.command = fill(r.server_command,
                            {{"model", r.model},
                             {"tp", std::to_string(e.tp)},
@@ -279,8 +320,9 @@ std::vector<ExpandedPoint> expand(const Recipe& r) {
                             {"conc", std::to_string(conc)},
                             {"max_running_requests", std::to_string(p.max_running_requests)},
                             {"cuda_graph_max_bs", std::to_string(p.cuda_graph_max_bs)},
-                            {"hicache_args", hicache},
-                            {"spec_args", spec},
+                            {"hicache_args", offload_args(r, e, p)},
+                            {"spec_args", spec_args(r, e)},
+                            {"parallel_args", parallel_args(r, e)},
                             {"port", "{port}"}},
                            r.source);
           // Collapse the spaces an empty argument group leaves.

@@ -13,13 +13,28 @@
 
 namespace agentperf::recipe {
 
+// One worker pool of a multinode entry (InferenceX's WorkerConfig).
+struct WorkerSpec {
+  int num_worker = 0;  // 0: none (an aggregated entry's decode side)
+  int tp = 1, ep = 1, pp = 1, dcp = 1, pcp = 1;
+  bool dp_attn = false;
+  std::vector<std::string> additional_settings;  // e.g. CONFIG_FILE=<srt-slurm recipe>; not read
+  int gpus() const { return tp * pp * pcp; }
+};
+
 struct SearchSpaceEntry {
+  // Single-node rows: the server's topology. Multinode rows: the serving
+  // worker's (decode, or prefill when there are no decode workers), TP x PCP.
   int tp = 1, ep = 1, pp = 1;
+  int dcp = 1, pcp = 1;  // context parallelism (dcp-size, pcp-size)
   bool dp_attn = false;
   std::string spec_decoding = "none";  // mtp | draft_model | none
   std::string kv_offloading = "none";  // none | dram
   std::string kv_offload_backend;      // required iff dram
   std::vector<int> conc_list;
+  // Multinode rows (InferenceX master configs with multinode: true).
+  std::optional<WorkerSpec> prefill, decode;
+  bool multinode() const { return prefill.has_value(); }
 };
 
 struct ScenarioBlock {
@@ -46,6 +61,17 @@ struct Recipe {
   double replay_system_idle_cap_s = 10;
   std::string replay_endpoint_type = "completions";  // token-id prompts need no tokenizer
   double server_startup_timeout_s = 1800;  // `server.startup-timeout`: readiness wait (weights load)
+
+  // Set when the recipe is an InferenceX master-config entry (PATH#KEY,
+  // recipe/master_config.h).
+  std::string master_file, master_key;
+  bool multinode = false, disagg = false;
+  // What the entry says that the tools do not model, one line per field (warnings).
+  std::vector<std::string> notes;
+  std::string sim_missing;     // why there is no sim block (plan and --dry-run say it)
+  std::string server_missing;  // why there is no server command (a sweep says it)
+  // "vllm": {spec_args}, {hicache_args} and {parallel_args} in vLLM's flags; otherwise SGLang's.
+  std::string command_flavor;
 };
 
 struct ExpandedPoint {
@@ -56,13 +82,24 @@ struct ExpandedPoint {
   int cuda_graph_max_bs = 0;     // min(conc, 64)
   std::int64_t total_cpu_dram_gb = 0;  // 0 without DRAM offload
   std::int64_t hicache_size_gb = 0;    // per rank and pool (hybrid MTP models)
-  double projected_host_gb = 0;        // 31 H / 15 x TP
+  int dram_ranks = 0;                  // ranks sharing the DRAM budget: TP, or a multinode prefill worker's GPUs on a node
+  double projected_host_gb = 0;        // 31 H / 15 x ranks
   std::string command;                 // server command with the placeholders filled
 };
 
-// Throws UserError naming the file, the key path and what was expected.
+// path: a recipe YAML, or PATH#KEY for an entry of an InferenceX master
+// config (recipe/master_config.h). Throws UserError naming the file, the key
+// path and what was expected.
 Recipe load_recipe(const std::string& path);
 std::vector<ExpandedPoint> expand(const Recipe& r);
+
+// Throws UserError when a sweep cannot run the recipe: a multinode entry,
+// no sim block (dry_run), no server command (otherwise).
+void require_sweepable(const Recipe& r, bool dry_run);
+
+// conc-start..conc-end as InferenceX expands it: doubling from start, then
+// end itself (1..24: 1, 2, 4, 8, 16, 24).
+std::vector<int> conc_range(int start, int end);
 
 // floor(min(avail MiB, 2,861,022) x 2^20 x utilization x gpus / gpus-per-node / 1e9)
 std::int64_t total_cpu_dram_gb(std::int64_t available_mib, double utilization, int gpus, int gpus_per_node);

@@ -97,6 +97,41 @@ InferenceXEnv resolve_inferencex_env(const ReplayConfig& cfg, const ReplayRunInf
   return env;
 }
 
+namespace {
+// info.description completed with what the replay itself knows. Only the
+// InferenceX variables actually given (process environment, --inferencex-env,
+// a sweep's recipe) count: resolve_inferencex_env's defaults are guesses.
+RunDescription describe_replay(const ReplayConfig& cfg, const ReplayRunInfo& info) {
+  RunDescription d = info.description;
+  InferenceXEnv env = inferencex_env_from_process();
+  for (const auto& [k, v] : info.inferencex_env) env[k] = v;
+  auto text = [&](std::optional<std::string>& field, const char* key) {
+    auto it = env.find(key);
+    if (!field && it != env.end() && !it->second.empty()) field = it->second;
+  };
+  auto number = [&](std::optional<int>& field, const char* key) {
+    auto it = env.find(key);
+    if (field || it == env.end()) return;
+    try {
+      field = std::stoi(it->second);
+    } catch (const std::exception&) {
+    }
+  };
+  text(d.model, "MODEL");
+  text(d.hardware, "RUNNER_TYPE");
+  text(d.engine, "FRAMEWORK");
+  text(d.kv_offload, "KV_OFFLOADING");
+  text(d.spec_decoding, "SPEC_DECODING");
+  number(d.tp, "TP");
+  number(d.ep, "EP_SIZE");
+  if (!d.concurrency) d.concurrency = cfg.lanes;
+  if (!d.gpus) d.gpus = info.gpus;
+  if (!d.served_model && !cfg.client.model.empty()) d.served_model = cfg.client.model;
+  if (!d.workload && !info.traces_source.empty()) d.workload = "traces " + info.traces_source;
+  return d;
+}
+}  // namespace
+
 ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConfig& cfg, const ReplayRunInfo& info,
                                        const RunVerdict& verdict) {
   nlohmann::json input = cfg.client;
@@ -116,6 +151,7 @@ ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConf
   in.benchmark_id = cfg.benchmark_id;
   in.verdict = &verdict;
   in.records_error = info.records_error;
+  in.description = describe_replay(cfg, info);
   auto agg = build_aggregate(res.run.records, in);
 
   // AIPerf's theoretical_prefix_cache_hit: successful profiling records only.

@@ -41,6 +41,11 @@ struct ReplayRunInfo {
   // process environment (inferencex_env_from_process); see
   // resolve_inferencex_env for the defaults.
   InferenceXEnv inferencex_env;
+  // The run's "run_description": what the caller knows (the simulator's
+  // engine, a sweep's recipe and point); build_replay_aggregate fills the
+  // lanes, GPUs, traces and served model, and the model, TP, EP, engine,
+  // runner and offload that InferenceX's variables state explicitly.
+  RunDescription description;
 };
 
 // The replay's verdict: judge_run's (stopped, no success, failed requests

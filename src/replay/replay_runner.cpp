@@ -100,7 +100,9 @@ class Runner {
       // naming the cause (records already finished are kept and on disk).
       result.abort_reason = result.abort_reason.empty() ? failure_ : result.abort_reason + "; " + failure_;
     }
-    progress_.finish(sched_->counters(), Phase::profiling);
+    // (rates over the profiling phase: the counters restarted at its start)
+    progress_.finish(sched_->counters(), Phase::profiling,
+                     start_ns_ + static_cast<std::int64_t>(sched_->profile_start() * 1e9));
     std::sort(result.run.records.begin(), result.run.records.end(),
               [](const RequestRecord& a, const RequestRecord& b) { return a.start_ns < b.start_ns; });
     result.run.profiling_start_ns += start_ns_;

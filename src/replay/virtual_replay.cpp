@@ -97,8 +97,13 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     open.erase(it);
   };
 
+  const auto sending_s = std::isfinite(cfg.duration_s) ? static_cast<std::int64_t>(std::ceil(cfg.duration_s)) : 0;
+  if (opts.progress) opts.progress->start(sending_s, "virtual s");
   sched.start();
   for (;;) {
+    if (opts.progress && sched.profiling())
+      opts.progress->update(std::clamp<std::int64_t>(
+          static_cast<std::int64_t>(seconds(t) - sched.profile_start()), 0, sending_s));
     auto due = sched.poll(seconds(t));
     for (auto& d : due) {
       std::int64_t isl = 0;
@@ -171,6 +176,7 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
   out.engine = sum_engine_stats(out.per_engine);
   out.virtual_seconds = seconds(t);
   out.cpu_seconds = process_cpu_seconds() - cpu0;
+  if (opts.progress) opts.progress->finish(std::to_string(run.records.size()) + " requests");
   return out;
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 #include <vector>
 
+#include "metrics/progress.h"
 #include "replay/replay_runner.h"
 #include "route/routing_policy.h"
 #include "sim/engine.h"
@@ -31,6 +32,10 @@ struct VirtualReplayOptions {
   // cache_aware hashes the prompt's token ids.
   route::Policy policy = route::Policy::round_robin;
   route::PolicyOptions policy_opts;
+  // Progress (optional, not owned): virtual seconds of the profiling phase
+  // played of --duration (0 during the warmup), and a final line with the
+  // requests made.
+  CountProgress* progress = nullptr;
 };
 
 struct VirtualReplayResult {

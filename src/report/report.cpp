@@ -1,13 +1,16 @@
 #include "report/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "common/error.h"
 #include "common/version.h"
+#include "metrics/export.h"
 #include "metrics/metric_table.h"
+#include "metrics/run_description.h"
 #include "metrics/stats.h"
 #include "report/web_assets.h"
 
@@ -44,10 +47,104 @@ std::vector<double> downsample(std::vector<double> v, std::size_t n) {
   return out;
 }
 
+// Equal-width bins over [min, max] of the values: AIPerf's ISL/OSL plots.
+json histogram(const std::vector<double>& v, int bins) {
+  json h = {{"edges", json::array()}, {"counts", json::array()}};
+  if (v.empty()) return h;
+  const auto [lo_it, hi_it] = std::minmax_element(v.begin(), v.end());
+  const double lo = *lo_it, hi = *hi_it;
+  const double width = hi > lo ? (hi - lo) / bins : 1.0;
+  const int n = hi > lo ? bins : 1;
+  std::vector<double> counts(static_cast<std::size_t>(n), 0);
+  for (double x : v) counts[static_cast<std::size_t>(std::min(n - 1, static_cast<int>((x - lo) / width)))] += 1;
+  for (int i = 0; i < n; ++i) h["edges"].push_back(lo + width * i);
+  h["counts"] = counts;
+  return h;
+}
+
+// The run description of an aggregate; results written before there was
+// one (or by another tool) get what their input_config says.
+json description_of(const json& agg) {
+  if (agg.contains("run_description") && agg["run_description"].is_object()) return agg["run_description"];
+  RunDescription d;
+  d.date = agg.value("start_time", std::string("unknown"));
+  if (agg.contains("input_config") && agg["input_config"].is_object()) {
+    const auto& ic = agg["input_config"];
+    if (ic.contains("engine") && ic["engine"].is_object()) {
+      const auto& e = ic["engine"];
+      if (e.value("virtual_time", false)) {
+        d.kind = "predicted";
+        d.engine = "agentperf-sim";
+        d.time_scale = 1.0;
+      }
+      if (e.contains("model") && e["model"].is_string()) d.model = e["model"].get<std::string>();
+      if (e.contains("hardware") && e["hardware"].is_string()) d.hardware = e["hardware"].get<std::string>();
+      if (e.contains("tp") && e["tp"].is_number()) d.tp = e["tp"].get<int>();
+    }
+    if (ic.contains("load") && ic["load"].is_object() && ic["load"]["concurrency"].is_number())
+      d.concurrency = ic["load"]["concurrency"].get<int>();
+  }
+  if (agg.contains("run_info") && agg["run_info"].contains("cli_command") && agg["run_info"]["cli_command"].is_string())
+    d.command_line = agg["run_info"]["cli_command"].get<std::string>();
+  json j = d.to_json();
+  j["agentperf_version"] = agg.value("agentperf_version", std::string("unknown"));  // the producer's, not ours
+  return j;
+}
+
+// Scraped server metrics (server_metrics_timeline.jsonl), seconds from t0.
+json server_timeline(const fs::path& file, std::int64_t t0) {
+  std::ifstream sm(file);
+  json st = json::array(), running = json::array(), queue = json::array(), kv = json::array(), hit = json::array(),
+       host = json::array();
+  auto pick = [](const json& m, std::initializer_list<const char*> names) -> json {
+    for (const char* n : names)
+      if (m.contains(n)) return m[n];
+    return nullptr;
+  };
+  double prev_cached = -1, prev_prompt = -1;
+  std::string line;
+  while (std::getline(sm, line)) {
+    auto s = json::parse(line, nullptr, false);
+    if (s.is_discarded() || !s.contains("metrics") || !s["t_ns"].is_number()) continue;
+    const auto& m = s["metrics"];
+    st.push_back(static_cast<double>(s["t_ns"].get<std::int64_t>() - t0) / 1e9);
+    running.push_back(pick(m, {"sglang:num_running_reqs", "sglang:num_requests_running", "vllm:num_requests_running"}));
+    queue.push_back(pick(m, {"sglang:num_queue_reqs", "sglang:num_requests_waiting", "vllm:num_requests_waiting"}));
+    json usage = pick(m, {"sglang:token_usage", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"});
+    kv.push_back(usage.is_number() ? json(100 * usage.get<double>()) : json(nullptr));
+    // Hit rate over each interval from the counters, else the gauge.
+    const json cached = pick(m, {"sglang:cached_tokens_total", "vllm:prefix_cache_hits_total"});
+    const json prompt = pick(m, {"sglang:prompt_tokens_total", "vllm:prefix_cache_queries_total"});
+    json h = nullptr;
+    if (cached.is_number() && prompt.is_number()) {
+      const double c = cached.get<double>(), p = prompt.get<double>();
+      if (prev_prompt >= 0 && p > prev_prompt) h = 100 * (c - prev_cached) / (p - prev_prompt);
+      prev_cached = c;
+      prev_prompt = p;
+    } else if (m.contains("sglang:cache_hit_rate")) {
+      h = 100 * m["sglang:cache_hit_rate"].get<double>();
+    }
+    hit.push_back(h);
+    // Host-memory KV cache (SGLang HiCache, vLLM CPU offload) in use.
+    const json hu = pick(m, {"sglang:hicache_host_used_tokens"}), ht = pick(m, {"sglang:hicache_host_total_tokens"});
+    const json cpu = pick(m, {"vllm:cpu_kv_cache_usage_perc"});
+    if (hu.is_number() && ht.is_number() && ht.get<double>() > 0)
+      host.push_back(100 * hu.get<double>() / ht.get<double>());
+    else
+      host.push_back(cpu.is_number() ? json(100 * cpu.get<double>()) : json(nullptr));
+  }
+  if (st.empty()) return nullptr;
+  const bool any_host = std::any_of(host.begin(), host.end(), [](const json& v) { return !v.is_null(); });
+  return {{"t", st},   {"running", running}, {"queue", queue}, {"kv_usage_pct", kv}, {"cache_hit_pct", hit},
+          {"host_cache_pct", any_host ? host : json(nullptr)}};
+}
+
 }  // namespace
 
 json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts) {
   json data = {{"version", std::string(version())}, {"points", json::array()}, {"runs", json::array()}};
+  data["options"] = {{"gpu_price_per_hour", opts.gpu_price_per_hour ? json(*opts.gpu_price_per_hour) : json(nullptr)},
+                     {"gpu_power_watts", opts.gpu_power_watts ? json(*opts.gpu_power_watts) : json(nullptr)}};
   for (const auto& dir : dirs) {
     const fs::path d(dir);
     const auto jsonl = d / "profile_export.jsonl";
@@ -59,7 +156,13 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
       agg = json::parse(in, nullptr, false);
       if (agg.is_discarded()) throw UserError(aggp.string() + ": not valid JSON");
     }
+    json desc = description_of(agg);
+    if (!desc.contains("kind") || !desc["kind"].is_string()) desc["kind"] = "measured";
+    if (desc.contains("concurrency") && !desc["concurrency"].is_number_integer()) desc.erase("concurrency");
+    // GPUs per run: --gpus, else what the run says (its description, then
+    // the InferenceX section of a replay), else 1.
     int gpus = opts.gpus;
+    if (gpus <= 0 && desc.contains("gpus") && desc["gpus"].is_number_integer()) gpus = desc["gpus"].get<int>();
     if (gpus <= 0 && agg.contains("inferencex")) gpus = agg["inferencex"]["throughput"].value("num_gpus", 1);
     if (gpus <= 0) gpus = 1;
 
@@ -75,7 +178,14 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
         throw UserError(jsonl.string() + ":" + std::to_string(n) + ": not a profile_export record");
       recs.push_back(std::move(r));
     }
-    std::vector<double> ttft, itl, e2el, e2el_tok;
+    // The run's clock starts at its first request, warmup included.
+    std::int64_t t0 = INT64_MAX, t1 = 0;
+    for (const auto& r : recs) {
+      t0 = std::min(t0, r["metadata"]["request_start_ns"].get<std::int64_t>());
+      t1 = std::max(t1, r["metadata"]["request_end_ns"].get<std::int64_t>());
+    }
+    std::vector<double> ttft, itl, e2el, e2el_tok, e2el_s, isls, osls;
+    json per_request = {{"t", json::array()}, {"ttft", json::array()}, {"itl", json::array()}};
     double isl = 0, osl = 0, cached = 0;
     std::int64_t first = INT64_MAX, last = 0, ok = 0, errors = 0;
     for (const auto& r : recs) {
@@ -94,39 +204,65 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
       if (t > 0) ttft.push_back(t);
       if (i > 0) itl.push_back(i);
       if (e > 0) e2el.push_back(e);
+      if (e > 0) e2el_s.push_back(e / 1000);
       if (e > 0 && out_t > 0) e2el_tok.push_back(e / 1000 / out_t);
-      if (in_t > 0) isl += in_t;
-      if (out_t > 0) osl += out_t;
+      if (in_t > 0) { isl += in_t; isls.push_back(in_t); }
+      if (out_t > 0) { osl += out_t; osls.push_back(out_t); }
       if (c > 0) cached += c;
+      per_request["t"].push_back(static_cast<double>(md["request_start_ns"].get<std::int64_t>() - t0) / 1e9);
+      per_request["ttft"].push_back(t > 0 ? json(t) : json(nullptr));
+      per_request["itl"].push_back(i > 0 ? json(i) : json(nullptr));
+    }
+    // At most ~3000 requests per run on the page: every k-th, in start order.
+    if (per_request["t"].size() > 3000) {
+      const std::size_t k = (per_request["t"].size() + 2999) / 3000;
+      json thin = {{"t", json::array()}, {"ttft", json::array()}, {"itl", json::array()}};
+      for (std::size_t j = 0; j < per_request["t"].size(); j += k)
+        for (const char* key : {"t", "ttft", "itl"}) thin[key].push_back(per_request[key][j]);
+      per_request = std::move(thin);
+    }
+    {
+      // Start order, for a line through time.
+      std::vector<std::size_t> idx(per_request["t"].size());
+      for (std::size_t j = 0; j < idx.size(); ++j) idx[j] = j;
+      std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return per_request["t"][a] < per_request["t"][b]; });
+      json sorted = {{"t", json::array()}, {"ttft", json::array()}, {"itl", json::array()}};
+      for (auto j : idx)
+        for (const char* key : {"t", "ttft", "itl"}) sorted[key].push_back(per_request[key][j]);
+      per_request = std::move(sorted);
     }
     const double dur = ok > 0 ? static_cast<double>(last - first) / 1e9 : 0;
     std::string name = d.filename().string();
     if (name.empty()) name = d.parent_path().filename().string();
-    if (agg.contains("input_config") && agg["input_config"].contains("load") &&
-        agg["input_config"]["load"]["concurrency"].is_number())
-      name += " (c=" + std::to_string(agg["input_config"]["load"]["concurrency"].get<int>()) + ")";
+    if (desc.contains("concurrency")) name += " (c=" + std::to_string(desc["concurrency"].get<int>()) + ")";
     std::vector<double> itl_s;
     for (double v : itl) itl_s.push_back(v / 1000);
+    const double tput = dur > 0 ? (isl + osl) / dur / gpus : 0.0;
     json point = {{"name", name},
                   {"dir", dir},
+                  {"kind", desc["kind"]},
+                  {"description", desc},
+                  {"concurrency", desc.contains("concurrency") ? desc["concurrency"] : json(nullptr)},
                   {"requests", ok},
                   {"errors", errors},
                   {"gpus", gpus},
-                  {"tput_per_gpu", dur > 0 ? (isl + osl) / dur / gpus : 0.0},
+                  {"tput_per_gpu", tput},
                   {"output_per_gpu", dur > 0 ? osl / dur / gpus : 0.0},
                   {"intvty", pct_block(itl_s, true)},
                   {"e2e_intvty", pct_block(e2el_tok, true)},
+                  {"e2el_s", pct_block(e2el_s, false)},
+                  {"ttft", pct_block(ttft, false)},
+                  {"itl", pct_block(itl, false)},
                   {"ttft_p50", ttft.empty() ? 0.0 : pct_block(ttft, false)["p50"].get<double>()},
                   {"itl_p50", itl.empty() ? 0.0 : pct_block(itl, false)["p50"].get<double>()},
                   {"cache_hit", isl > 0 ? cached / isl : 0.0}};
+    // Dollars per million (input + output) tokens: a GPU-hour serves
+    // tput x 3600 tokens. Tokens per joule: tokens/s per GPU over watts per GPU.
+    if (opts.gpu_price_per_hour && tput > 0) point["cost_per_mtok"] = *opts.gpu_price_per_hour / (tput * 3600) * 1e6;
+    if (opts.gpu_power_watts && *opts.gpu_power_watts > 0) point["tokens_per_joule"] = tput / *opts.gpu_power_watts;
     data["points"].push_back(point);
 
     // Timeline (1 s bins) and lanes, over all phases, from the run's start.
-    std::int64_t t0 = INT64_MAX, t1 = 0;
-    for (const auto& r : recs) {
-      t0 = std::min(t0, r["metadata"]["request_start_ns"].get<std::int64_t>());
-      t1 = std::max(t1, r["metadata"]["request_end_ns"].get<std::int64_t>());
-    }
     const auto bins = static_cast<std::size_t>(std::max<std::int64_t>(1, (t1 - t0) / 1'000'000'000 + 1));
     std::vector<double> t(bins), rps(bins, 0), otps(bins, 0), inflight(bins, 0);
     for (std::size_t b = 0; b < bins; ++b) t[b] = static_cast<double>(b);
@@ -151,54 +287,24 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
         l["spans"].push_back({static_cast<double>(s) / 1e9, static_cast<double>(e) / 1e9,
                               md.value("benchmark_phase", "profiling") == "warmup", trees[tree]});
     }
-    // Scraped server metrics, when the run recorded them.
-    json server = nullptr;
-    if (fs::exists(d / "server_metrics_timeline.jsonl")) {
-      std::ifstream sm(d / "server_metrics_timeline.jsonl");
-      json st = json::array(), running = json::array(), queue = json::array(), kv = json::array(), hit = json::array();
-      auto pick = [](const json& m, std::initializer_list<const char*> names) -> json {
-        for (const char* n : names)
-          if (m.contains(n)) return m[n];
-        return nullptr;
-      };
-      double prev_cached = -1, prev_prompt = -1;
-      while (std::getline(sm, line)) {
-        auto s = json::parse(line, nullptr, false);
-        if (s.is_discarded() || !s.contains("metrics")) continue;
-        const auto& m = s["metrics"];
-        st.push_back(static_cast<double>(s["t_ns"].get<std::int64_t>() - t0) / 1e9);
-        running.push_back(pick(m, {"sglang:num_running_reqs", "sglang:num_requests_running", "vllm:num_requests_running"}));
-        queue.push_back(pick(m, {"sglang:num_queue_reqs", "sglang:num_requests_waiting", "vllm:num_requests_waiting"}));
-        json usage = pick(m, {"sglang:token_usage", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"});
-        kv.push_back(usage.is_number() ? json(100 * usage.get<double>()) : json(nullptr));
-        // Hit rate over each interval from the counters, else the gauge.
-        const json cached = pick(m, {"sglang:cached_tokens_total", "vllm:prefix_cache_hits_total"});
-        const json prompt = pick(m, {"sglang:prompt_tokens_total", "vllm:prefix_cache_queries_total"});
-        json h = nullptr;
-        if (cached.is_number() && prompt.is_number()) {
-          const double c = cached.get<double>(), p = prompt.get<double>();
-          if (prev_prompt >= 0 && p > prev_prompt) h = 100 * (c - prev_cached) / (p - prev_prompt);
-          prev_cached = c;
-          prev_prompt = p;
-        } else if (m.contains("sglang:cache_hit_rate")) {
-          h = 100 * m["sglang:cache_hit_rate"].get<double>();
-        }
-        hit.push_back(h);
-      }
-      if (!st.empty())
-        server = {{"t", st}, {"running", running}, {"queue", queue}, {"kv_usage_pct", kv}, {"cache_hit_pct", hit}};
-    }
+    const json server =
+        fs::exists(d / "server_metrics_timeline.jsonl") ? server_timeline(d / "server_metrics_timeline.jsonl", t0) : json(nullptr);
 
     json lane_list = json::array();
     for (auto& [k, v] : lanes)
       if (lane_list.size() < 128) lane_list.push_back(v);
     data["runs"].push_back({{"name", name},
+                            {"kind", desc["kind"]},
                             {"duration", static_cast<double>(t1 - t0) / 1e9},
                             {"cdf", {{"TTFT", downsample(ttft, 400)}, {"ITL", downsample(itl, 400)}, {"E2EL", downsample(e2el, 400)}}},
+                            {"pct", {{"TTFT", point["ttft"]}, {"ITL", point["itl"]}, {"E2EL", pct_block(e2el, false)}}},
+                            {"requests", per_request},
+                            {"hist", {{"ISL", histogram(isls, 20)}, {"OSL", histogram(osls, 20)}}},
                             {"timeline", {{"t", t}, {"rps", rps}, {"otps", otps}, {"in_flight", inflight}}},
                             {"lanes", lane_list},
                             {"server", server}});
   }
+  group_points(data);
   return data;
 }
 
@@ -209,7 +315,7 @@ std::string render_report(const json& data) {
     if (at == std::string::npos) throw std::logic_error("report template lacks " + marker);
     html.replace(at, marker.size(), with);
   };
-  std::string payload = data.dump();
+  std::string payload = data.dump(-1, ' ', false, json::error_handler_t::replace);
   // Keep "</script>" in strings from closing the script element.
   for (std::size_t at = 0; (at = payload.find("</", at)) != std::string::npos; at += 3) payload.replace(at, 2, "<\\/");
   replace("/*UPLOT_CSS*/", uplot_css());

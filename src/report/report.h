@@ -1,10 +1,21 @@
 // `agentperf report`: one self-contained HTML file (no network at view
 // time) over one or more result directories (profile_export.jsonl +
-// profile_export_aiperf.json from profile, replay, run or sim predict):
-// Pareto frontier of throughput per GPU against interactivity (1 / ITL) or
-// E2E-normalised interactivity at a selectable percentile, latency CDFs,
-// per-second timelines, per-lane request spans, and a table of all points.
+// profile_export_aiperf.json from profile, replay, run, sweep or sim
+// predict), and a markdown summary of it for a pull request.
+//
+// Every point carries its run description (metrics/run_description.h) and
+// belongs to one comparable group: runs of one model on one GPU, one
+// workload and one time scale. Frontiers are per group (and per kind:
+// measured, predicted); a prediction and a measurement of the same point
+// are paired with their signed error. The page draws, per group, one
+// series per configuration with concurrency labels, throughput per GPU (or
+// cost per million tokens, tokens per joule) against interactivity,
+// E2E-normalised interactivity or end-to-end latency; latency CDFs on log
+// axes and percentile bars per metric; per run, each request's TTFT and ITL
+// over time aligned with the server-metric timelines, ISL/OSL histograms and
+// lanes; and a table of every point.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,11 +24,21 @@
 namespace agentperf::report {
 
 struct ReportOptions {
-  int gpus = 0;  // 0: from the results (replay --gpus), else 1
+  int gpus = 0;  // 0: from the results (run description, replay --gpus), else 1
+  std::optional<double> gpu_price_per_hour;  // $ per GPU-hour: cost per million tokens
+  std::optional<double> gpu_power_watts;     // W per GPU: tokens per joule
 };
 
 // The data the page renders (exposed for tests).
 nlohmann::json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts);
+
+// Adds data["groups"] (comparable groups, their configurations and
+// frontiers) and data["pairs"] (prediction against measurement) over
+// data["points"]; sets each point's "group" and "series" (report_groups.cpp).
+void group_points(nlohmann::json& data);
+
+// The HTML page and the markdown summary of the same data.
 std::string render_report(const nlohmann::json& data);
+std::string render_markdown(const nlohmann::json& data);
 
 }  // namespace agentperf::report

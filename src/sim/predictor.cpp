@@ -1,5 +1,6 @@
 #include "sim/predictor.h"
 
+#include <cmath>
 #include <ctime>
 #include <limits>
 #include <map>
@@ -128,7 +129,14 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
       while (!ready.empty()) ready.pop();
       for (int l = 0; l < lanes; ++l) ready.push({start, l});
     }
+    CountProgress* progress = phase == Phase::profiling ? cfg.progress : nullptr;
+    if (progress) {
+      if (duration_s) progress->start(static_cast<std::int64_t>(std::ceil(*duration_s)), "virtual s");
+      else progress->start(count.value_or(0), "requests sent");
+    }
     for (;;) {
+      if (progress)
+        progress->update(duration_s ? std::min<std::int64_t>((t - start) / 1'000'000'000, progress->total()) : issued);
       if (open_loop) {
         const int cap = load.concurrency.value_or(0);
         while (next_arrival <= t && can_issue(next_arrival) && (cap == 0 || static_cast<int>(client.in_flight()) < cap)) {
@@ -188,6 +196,7 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
   result.engine = engine.stats();
   result.virtual_seconds = static_cast<double>(t) / 1e9;
   result.cpu_seconds = process_cpu_seconds() - cpu0;
+  if (cfg.progress) cfg.progress->finish(std::to_string(result.run.records.size()) + " requests");
   return result;
 }
 

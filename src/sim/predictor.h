@@ -12,6 +12,7 @@
 
 #include "common/run_result.h"
 #include "load/profile_config.h"
+#include "metrics/progress.h"
 #include "common/record.h"
 #include "sim/engine.h"
 #include "sim/workload.h"
@@ -30,6 +31,10 @@ struct PredictConfig {
   // another, this far apart (the start burst, and resends after a step
   // that finished several requests). An idle engine starts on the first.
   double burst_spacing_s = 20e-6;
+  // Progress of the profiling phase (optional, not owned): virtual seconds
+  // of --duration played, or requests sent of --request-count; a final
+  // line with the requests made.
+  CountProgress* progress = nullptr;
 };
 
 struct PredictResult {

@@ -21,6 +21,7 @@
 #include "metrics/export.h"
 #include "metrics/record_stream.h"
 #include "metrics/inferencex_aggregate.h"
+#include "metrics/progress.h"
 #include "load/metrics_scraper.h"
 #include "recipe/point_engine_config.h"
 #include "recipe/recipe.h"
@@ -41,6 +42,22 @@ namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
 bool final_status(const std::string& s) { return s == "done" || s == "failed" || s == "short_circuited"; }
+
+// The time scale of a server command that serves the embedded simulator
+// (`agentperf sim serve ... --time-scale N`): its measured throughputs are N
+// times the modelled engine's. Other servers run in real time: unset.
+std::optional<double> served_time_scale(const std::string& cmd) {
+  if (cmd.find("sim serve") == std::string::npos) return std::nullopt;
+  const auto at = cmd.find("--time-scale");
+  if (at == std::string::npos) return 1.0;
+  try {
+    std::size_t i = at + 12;
+    while (i < cmd.size() && (cmd[i] == ' ' || cmd[i] == '=')) ++i;
+    return std::stod(cmd.substr(i));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
 
 // A point's outcome in this run.
 struct Measured {
@@ -126,10 +143,8 @@ class Sweep {
     points_ = recipe::expand(recipe_);
     index_rows();
     if (points_.empty()) throw UserError(o.recipe_path + ": the recipe has no points (no search-space rows)");
-    if (o_.dry_run && recipe_.sim_model_spec.empty())
-      throw UserError(o.recipe_path + ": --dry-run needs the recipe's 'sim' block (model-spec, hardware)");
-    if (!o_.dry_run && recipe_.server_command.empty())
-      throw UserError(o.recipe_path + ": the recipe has no server.command to start");
+    recipe::require_sweepable(recipe_, o_.dry_run);
+    for (const auto& n : recipe_.notes) say("note: " + n);  // what a master-config entry says that is not modelled
     std::error_code ec;
     fs::create_directories(o_.out_dir, ec);
     if (ec) throw UserError("cannot create the output directory '" + o_.out_dir + "': " + ec.message(), exit_code::write_failed);
@@ -144,6 +159,7 @@ class Sweep {
   SweepOutcome run() {
     SweepOutcome out;
     load_traces();  // a dry run replays them on the simulator
+    start_progress();
     if (o_.point_index) {
       if (*o_.point_index < 0 || *o_.point_index >= static_cast<int>(points_.size()))
         throw UserError("--point-index " + std::to_string(*o_.point_index) + " is outside 0.." +
@@ -156,6 +172,7 @@ class Sweep {
       } else {
         const Measured m = measure(p, row_of(p), false);
         count(out.counts, m);
+        if (m.status != "interrupted") settled(1);
         out.interrupted = m.status == "interrupted";
       }
     } else {
@@ -165,6 +182,7 @@ class Sweep {
         else search_row(row, out);
       }
     }
+    progress_.finish(out.counts.describe());
     out.rows = store_->list(recipe_.name);
     out.frontier = frontier_of(out.rows);
     write_frontier(out);
@@ -188,10 +206,34 @@ class Sweep {
     else if (!o_.quiet) std::fprintf(stderr, "agentperf sweep: %s\n", s.c_str());
   }
 
+  // ---- progress: one line per settled point (measured, failed, reused or
+  // pruned) of the recipe's conc-lists, points the adaptive search adds
+  // counted in; the rate is the last point's time, the ETA the mean. ----
+  CountProgress progress_{"progress", [this] {
+                             ProgressOutput o;
+                             o.interval_s = o.file_interval_s = 0;  // every point
+                             o.tty = false;
+                             o.write = [this](std::string_view line) { say(std::string(line.substr(0, line.find('\n')))); };
+                             return o;
+                           }()};
+  void start_progress() {
+    int total = 0;
+    for (const auto* e : entries_) total += static_cast<int>(e->conc_list.size());
+    progress_.set_mean_rate(true);
+    progress_.start(o_.point_index ? 1 : total, "points");
+  }
+  void settled(int points, bool added = false) {
+    if (added) progress_.set_total(progress_.total() + points);
+    progress_.update(progress_.done() + points);
+  }
+
   void load_traces() {
     if (!recipe_.replay_traces.empty()) {
       trace::LoadStats st;
-      traces_ = trace::load_traces(recipe_.replay_traces, "auto", {}, &st);
+      CountProgress loading("agentperf sweep: loading traces", o_.quiet || bool(o_.log));
+      trace::LoadOptions lo;
+      lo.progress = &loading;
+      traces_ = trace::load_traces(recipe_.replay_traces, "auto", lo, &st);
       stats_ = st;
       source_ = recipe_.replay_traces;
     } else {
@@ -255,6 +297,7 @@ class Sweep {
       const Measured m = measure(point_at(row, conc), row, added);
       visited.insert(conc);
       count(ro.counts, m);
+      if (m.status != "interrupted") settled(1, added);
       if (m.status == "interrupted") {
         out.interrupted = true;
         return std::nullopt;
@@ -276,6 +319,7 @@ class Sweep {
         ro.limit = search.limit();
         ro.pruned = search.pruned();
         for (int conc : ro.pruned) record_pruned(point_at(row, conc), row, ro);
+        if (!ro.pruned.empty()) settled(static_cast<int>(ro.pruned.size()));
         ro.counts.pruned = static_cast<int>(ro.pruned.size());
       }
     }
@@ -430,6 +474,9 @@ class Sweep {
     info.cli_command = "agentperf sweep " + o_.recipe_path + " (point " + p.exp_name + ")";
     info.traces = &traces_;
     info.inferencex_env = inferencex_env_of(p);
+    info.description = describe_point(p, "measured");
+    info.description.served_model = model;
+    info.description.time_scale = served_time_scale(cmd);
     info.records_streamed = true;
     info.records_error = records.close();
     if (info.records_error) throw UserError("sweep point " + p.exp_name + ": " + *info.records_error, exit_code::write_failed);
@@ -486,6 +533,28 @@ class Sweep {
     return e;
   }
 
+  // A point's run description, the same words for its measurement and its
+  // prediction (so the report pairs them): the recipe's model and the
+  // simulator's hardware spec (the deployment's GPU), else the runner.
+  RunDescription describe_point(const recipe::ExpandedPoint& p, const std::string& kind) const {
+    RunDescription d;
+    d.kind = kind;
+    if (!recipe_.model.empty()) d.model = recipe_.model;
+    if (!recipe_.sim_hardware_spec.empty()) d.hardware = recipe_.sim_hardware_spec;
+    else if (!recipe_.runner.empty()) d.hardware = recipe_.runner;
+    if (!recipe_.framework.empty()) d.engine = recipe_.framework;
+    d.recipe = recipe_.name;
+    d.point = p.exp_name;
+    d.tp = p.entry->tp;
+    d.ep = p.entry->ep;
+    d.gpus = p.entry->tp;
+    d.concurrency = p.conc;
+    d.kv_offload = p.entry->kv_offloading;
+    d.spec_decoding = p.entry->spec_decoding;
+    d.workload = "traces " + source_;
+    return d;
+  }
+
   // A dry-run point: the recipe's traces replayed on the simulated engine in
   // virtual time (replay/virtual_replay.h), with the measured run's schedule,
   // written in the measured run's results shape plus a "sim" section.
@@ -502,6 +571,10 @@ class Sweep {
     info.cli_command = "agentperf sweep --dry-run " + o_.recipe_path + " (point " + p.exp_name + ")";
     info.traces = &traces_;
     info.inferencex_env = inferencex_env_of(p);
+    info.description = describe_point(p, "predicted");
+    info.description.engine = "agentperf-sim";
+    info.description.engine_version = std::string(version());
+    info.description.time_scale = 1.0;  // virtual time stands for real time
     auto agg = replay::build_replay_aggregate(res.replay, cfg, info, replay::judge_replay(res.replay, 0.10));
     agg.json["input_config"]["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
                                           {"tp", p.entry->tp}, {"virtual_time", true}};
@@ -610,6 +683,7 @@ int sweep_exit_code(const SweepOutcome& o) {
 
 std::string emit_slurm(const SweepOptions& o) {
   const auto recipe = recipe::load_recipe(o.recipe_path);
+  recipe::require_sweepable(recipe, o.dry_run);
   const auto points = recipe::expand(recipe);
   if (points.empty()) throw UserError(o.recipe_path + ": the recipe has no points");
   int gpus = 1;

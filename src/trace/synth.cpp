@@ -45,83 +45,89 @@ TraceCall make_call(Rng& rng, const SynthOptions& o, const Context& c, double t,
 
 }  // namespace
 
-std::vector<WekaTrace> synthesize_traces(const SynthOptions& o) {
-  std::vector<WekaTrace> out;
-  out.reserve(static_cast<std::size_t>(o.traces));
-  for (int ti = 0; ti < o.traces; ++ti) {
-    Rng rng(mix_seed(o.seed, 0x7ACE, static_cast<std::uint64_t>(ti)));
-    WekaTrace tr;
-    char id[40];
-    std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(rng.next_u64()),
-                  static_cast<unsigned long long>(rng.next_u64()));
-    tr.id = std::string(id, 32);
-    tr.block_size = o.block_size;
-    tr.system_tokens = o.system_tokens;
-    tr.tool_tokens = o.tool_tokens;
-    std::int64_t next_id = 0;
-    Context root;
-    grow(root, o.system_tokens + o.tool_tokens, next_id, o.block_size, o.whole_blocks);
-    const Context system = root;
-    const int turns = std::max(1, static_cast<int>(std::lround(rng.exponential(1.0 / o.mean_turns))) + 1);
-    // (drawn only when asked for, so the default stream stays as it was)
-    const bool uses_subagents = o.subagent_session_share >= 1.0 || rng.uniform() < o.subagent_session_share;
-    auto gap = [&] {
-      if (o.gap_median_s <= 0) return rng.exponential(1.0 / o.mean_think_time);
-      const bool away = o.gap_long_share > 0 && rng.uniform() < o.gap_long_share;
-      const double median = away ? o.gap_long_median_s : o.gap_median_s;
-      return std::min(o.gap_cap_s, std::exp(rng.normal(std::log(median), away ? o.gap_long_sigma : o.gap_sigma)));
-    };
-    const double sub_turn_input = o.mean_subagent_turn_input > 0 ? o.mean_subagent_turn_input : o.mean_turn_input / 2;
-    double t = 0, prev_end = 0;
-    std::int64_t last_out = 0;
-    for (int k = 0; k < turns; ++k) {
-      const std::int64_t input = lognormal(rng, o.mean_turn_input);
-      if (root.tokens + last_out + input + o.mean_output * 4 > static_cast<double>(o.max_context)) {
-        root = system;  // compaction: the context restarts from the system prefix plus a summary
-        last_out = std::min<std::int64_t>(last_out, 2000);
-      }
-      grow(root, last_out + input, next_id, o.block_size, o.whole_blocks);
-      TraceEntry e;
-      e.call = make_call(rng, o, root, t, "claude-main");
-      if (k > 0) e.call.think_time = o.gap_median_s > 0 ? std::max(0.0, t - prev_end) : rng.exponential(1.0 / o.mean_think_time);
-      last_out = e.call.out;
-      double end = t + e.call.api_time;
-      prev_end = end;
-      tr.entries.push_back(std::move(e));
-      // Subagents fan out after this turn; the next turn waits for them.
-      double next_start = end + gap();
-      if (uses_subagents && rng.uniform() < o.subagent_probability) {
-        const int fan = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, o.max_fanout))));
-        double latest = end;
-        for (int f = 0; f < fan; ++f) {
-          TraceEntry g;
-          g.is_subagent = true;
-          g.subagent.agent_id = "agent_" + std::to_string(k) + "_" + std::to_string(f);
-          g.subagent.subagent_type = "general-purpose";
-          Context sub = system;
-          if (o.subagent_task_tokens > 0) grow(sub, lognormal(rng, o.subagent_task_tokens), next_id, o.block_size, o.whole_blocks);
-          double st = end + 0.2 + 0.1 * f;
-          g.subagent.t = st;
-          const int sub_turns = 1 + static_cast<int>(rng.exponential(1.0 / o.mean_subagent_turns));
-          std::int64_t sub_out = 0;
-          for (int s = 0; s < sub_turns; ++s) {
-            grow(sub, sub_out + lognormal(rng, sub_turn_input), next_id, o.block_size, o.whole_blocks);
-            if (sub.tokens > o.max_context - 20000) break;
-            TraceCall c = make_call(rng, o, sub, st, "claude-sub");
-            sub_out = c.out;
-            st = c.t + c.api_time + rng.exponential(1.0 / (o.mean_think_time / 2));
-            g.subagent.calls.push_back(std::move(c));
-          }
-          if (g.subagent.calls.empty()) continue;
-          const auto& lc = g.subagent.calls.back();
-          latest = std::max(latest, lc.t + lc.api_time);
-          tr.entries.push_back(std::move(g));
-        }
-        next_start = std::max(next_start, latest + 0.5);
-      }
-      t = next_start;
+WekaTrace synthesize_trace(const SynthOptions& o, int ti) {
+  Rng rng(mix_seed(o.seed, 0x7ACE, static_cast<std::uint64_t>(ti)));
+  WekaTrace tr;
+  char id[40];
+  std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(rng.next_u64()),
+                static_cast<unsigned long long>(rng.next_u64()));
+  tr.id = std::string(id, 32);
+  tr.block_size = o.block_size;
+  tr.system_tokens = o.system_tokens;
+  tr.tool_tokens = o.tool_tokens;
+  std::int64_t next_id = 0;
+  Context root;
+  grow(root, o.system_tokens + o.tool_tokens, next_id, o.block_size, o.whole_blocks);
+  const Context system = root;
+  const int turns = std::max(1, static_cast<int>(std::lround(rng.exponential(1.0 / o.mean_turns))) + 1);
+  // (drawn only when asked for, so the default stream stays as it was)
+  const bool uses_subagents = o.subagent_session_share >= 1.0 || rng.uniform() < o.subagent_session_share;
+  auto gap = [&] {
+    if (o.gap_median_s <= 0) return rng.exponential(1.0 / o.mean_think_time);
+    const bool away = o.gap_long_share > 0 && rng.uniform() < o.gap_long_share;
+    const double median = away ? o.gap_long_median_s : o.gap_median_s;
+    return std::min(o.gap_cap_s, std::exp(rng.normal(std::log(median), away ? o.gap_long_sigma : o.gap_sigma)));
+  };
+  const double sub_turn_input = o.mean_subagent_turn_input > 0 ? o.mean_subagent_turn_input : o.mean_turn_input / 2;
+  double t = 0, prev_end = 0;
+  std::int64_t last_out = 0;
+  for (int k = 0; k < turns; ++k) {
+    const std::int64_t input = lognormal(rng, o.mean_turn_input);
+    if (root.tokens + last_out + input + o.mean_output * 4 > static_cast<double>(o.max_context)) {
+      root = system;  // compaction: the context restarts from the system prefix plus a summary
+      last_out = std::min<std::int64_t>(last_out, 2000);
     }
-    out.push_back(std::move(tr));
+    grow(root, last_out + input, next_id, o.block_size, o.whole_blocks);
+    TraceEntry e;
+    e.call = make_call(rng, o, root, t, "claude-main");
+    if (k > 0) e.call.think_time = o.gap_median_s > 0 ? std::max(0.0, t - prev_end) : rng.exponential(1.0 / o.mean_think_time);
+    last_out = e.call.out;
+    double end = t + e.call.api_time;
+    prev_end = end;
+    tr.entries.push_back(std::move(e));
+    // Subagents fan out after this turn; the next turn waits for them.
+    double next_start = end + gap();
+    if (uses_subagents && rng.uniform() < o.subagent_probability) {
+      const int fan = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(std::max(1, o.max_fanout))));
+      double latest = end;
+      for (int f = 0; f < fan; ++f) {
+        TraceEntry g;
+        g.is_subagent = true;
+        g.subagent.agent_id = "agent_" + std::to_string(k) + "_" + std::to_string(f);
+        g.subagent.subagent_type = "general-purpose";
+        Context sub = system;
+        if (o.subagent_task_tokens > 0) grow(sub, lognormal(rng, o.subagent_task_tokens), next_id, o.block_size, o.whole_blocks);
+        double st = end + 0.2 + 0.1 * f;
+        g.subagent.t = st;
+        const int sub_turns = 1 + static_cast<int>(rng.exponential(1.0 / o.mean_subagent_turns));
+        std::int64_t sub_out = 0;
+        for (int s = 0; s < sub_turns; ++s) {
+          grow(sub, sub_out + lognormal(rng, sub_turn_input), next_id, o.block_size, o.whole_blocks);
+          if (sub.tokens > o.max_context - 20000) break;
+          TraceCall c = make_call(rng, o, sub, st, "claude-sub");
+          sub_out = c.out;
+          st = c.t + c.api_time + rng.exponential(1.0 / (o.mean_think_time / 2));
+          g.subagent.calls.push_back(std::move(c));
+        }
+        if (g.subagent.calls.empty()) continue;
+        const auto& lc = g.subagent.calls.back();
+        latest = std::max(latest, lc.t + lc.api_time);
+        tr.entries.push_back(std::move(g));
+      }
+      next_start = std::max(next_start, latest + 0.5);
+    }
+    t = next_start;
+  }
+  return tr;
+}
+
+std::vector<WekaTrace> synthesize_traces(const SynthOptions& o, CountProgress* progress) {
+  std::vector<WekaTrace> out;
+  out.reserve(static_cast<std::size_t>(std::max(0, o.traces)));
+  if (progress) progress->start(o.traces, "traces");
+  for (int ti = 0; ti < o.traces; ++ti) {
+    out.push_back(synthesize_trace(o, ti));
+    if (progress) progress->add();
   }
   return out;
 }

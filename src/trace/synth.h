@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/progress.h"
 #include "trace/weka_trace.h"
 
 namespace agentperf::trace {
@@ -54,7 +55,12 @@ struct SynthOptions {
   bool whole_blocks = false;
 };
 
-std::vector<WekaTrace> synthesize_traces(const SynthOptions& o);
+// Trace `index` of the set (each is drawn from its own seed, so traces can
+// be made one at a time: synthesize_traces(o)[i] == synthesize_trace(o, i)).
+WekaTrace synthesize_trace(const SynthOptions& o, int index);
+// All o.traces of them; `progress` (optional) is started with their number
+// and counts each one made (the caller finishes it).
+std::vector<WekaTrace> synthesize_traces(const SynthOptions& o, CountProgress* progress = nullptr);
 
 // Presets by name: "cc-weka-256k" reproduces the published statistics of
 // the trace set InferenceX's AgentX benchmark replays (Hugging Face dataset

@@ -30,8 +30,10 @@ std::string describe_bytes(std::uint64_t b) {
 // Streams the file's bytes, decompressed when it is .zst, to `sink` a chunk
 // at a time (sink returns false to stop early). Nothing holds the whole
 // file, and decompression stops at the cap instead of filling memory.
+// `on_read` (optional) hears how many bytes of the file were read.
 void stream_bytes(const std::string& path, std::uint64_t max_decompressed,
-                  const std::function<bool(std::string_view)>& sink) {
+                  const std::function<bool(std::string_view)>& sink,
+                  const std::function<void(std::uint64_t)>& on_read = {}) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("cannot read trace file '" + path + "'");
   if (!is_zst(path)) {
@@ -39,6 +41,7 @@ void stream_bytes(const std::string& path, std::uint64_t max_decompressed,
     while (in) {
       in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
       const auto n = static_cast<std::size_t>(in.gcount());
+      if (on_read) on_read(n);
       if (n > 0 && !sink(std::string_view(buf.data(), n))) return;
     }
     if (in.bad()) throw UserError(path + ": read error");
@@ -51,6 +54,7 @@ void stream_bytes(const std::string& path, std::uint64_t max_decompressed,
   while (in) {
     in.read(ibuf.data(), static_cast<std::streamsize>(ibuf.size()));
     ZSTD_inBuffer input{ibuf.data(), static_cast<std::size_t>(in.gcount()), 0};
+    if (on_read) on_read(input.size);
     while (input.pos < input.size) {
       ZSTD_outBuffer output{obuf.data(), obuf.size(), 0};
       ret = ZSTD_decompressStream(dctx.get(), &output, &input);
@@ -87,8 +91,11 @@ std::string read_maybe_zstd(const std::string& path, std::uint64_t max_decompres
   return out;
 }
 
-void for_each_line(const std::string& path, std::uint64_t max_decompressed_bytes, std::uint64_t max_line_bytes,
-                   const std::function<void(std::string_view text, std::size_t line)>& on_line) {
+namespace {
+
+void for_each_line_counted(const std::string& path, std::uint64_t max_decompressed_bytes, std::uint64_t max_line_bytes,
+                           const std::function<void(std::string_view text, std::size_t line)>& on_line,
+                           const std::function<void(std::uint64_t)>& on_read) {
   std::string pending;  // the start of a line that spans chunks
   std::size_t line = 1;
   stream_bytes(path, max_decompressed_bytes, [&](std::string_view chunk) {
@@ -113,8 +120,52 @@ void for_each_line(const std::string& path, std::uint64_t max_decompressed_bytes
       chunk.remove_prefix(nl + 1);
     }
     return true;
-  });
+  }, on_read);
   if (!pending.empty()) on_line(pending, line);
+}
+
+// Progress over trace files: bytes of the files read, of their sizes on
+// disk (LoadOptions::progress).
+class ReadProgress {
+ public:
+  ReadProgress(CountProgress* p, const std::vector<std::string>& files) : p_(p) {
+    if (!p_) return;
+    std::int64_t total = 0;
+    std::error_code ec;
+    for (const auto& f : files) {
+      const auto n = fs::file_size(f, ec);
+      if (!ec) total += static_cast<std::int64_t>(n);
+    }
+    p_->start(total, "MB", /*bytes=*/true);
+  }
+  std::function<void(std::uint64_t)> counter() {
+    if (!p_) return {};
+    return [this](std::uint64_t n) {
+      read_ += static_cast<std::int64_t>(n);
+      p_->update(read_);
+    };
+  }
+  void finish(const LoadStats& st) {
+    if (p_) p_->finish(kept_note(st));
+  }
+  // "393 traces (67456 requests)", "... kept of 400 (68000)" after the filters.
+  static std::string kept_note(const LoadStats& st) {
+    std::string s = std::to_string(st.traces_kept) + " traces (" + std::to_string(st.requests_kept) + " requests)";
+    if (st.traces_kept != st.traces_read || st.requests_kept != st.requests_read)
+      s += " kept of " + std::to_string(st.traces_read) + " (" + std::to_string(st.requests_read) + ")";
+    return s;
+  }
+
+ private:
+  CountProgress* p_;
+  std::int64_t read_ = 0;
+};
+
+}  // namespace
+
+void for_each_line(const std::string& path, std::uint64_t max_decompressed_bytes, std::uint64_t max_line_bytes,
+                   const std::function<void(std::string_view text, std::size_t line)>& on_line) {
+  for_each_line_counted(path, max_decompressed_bytes, max_line_bytes, on_line, {});
 }
 
 std::int64_t apply_256k_rule(WekaTrace& t) {
@@ -166,6 +217,8 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
 
   std::vector<WekaTrace> traces;
   std::unordered_map<std::string, std::string> seen;  // trace id -> where it was first read
+  ReadProgress progress(opts.progress, files);
+  const auto on_read = progress.counter();
   for (const auto& file : files) {
     ++stats.files;
     std::string base = file;
@@ -188,11 +241,12 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
       traces.push_back(std::move(t));
     };
     if (jsonl) {
-      for_each_line(file, opts.max_decompressed_bytes, opts.max_record_bytes,
-                    [&](std::string_view text, std::size_t line) {
-                      if (text.find_first_not_of(" \t\r") != std::string_view::npos)
-                        take(text, file + ":" + std::to_string(line));
-                    });
+      for_each_line_counted(file, opts.max_decompressed_bytes, opts.max_record_bytes,
+                            [&](std::string_view text, std::size_t line) {
+                              if (text.find_first_not_of(" \t\r") != std::string_view::npos)
+                                take(text, file + ":" + std::to_string(line));
+                            },
+                            on_read);
     } else {
       std::string data;
       stream_bytes(file, opts.max_decompressed_bytes, [&](std::string_view chunk) {
@@ -201,7 +255,7 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
                           " (the limit on one trace record)");
         data.append(chunk);
         return true;
-      });
+      }, on_read);
       take(data, file);
     }
   }
@@ -210,10 +264,14 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
   stats.traces_kept = static_cast<std::int64_t>(traces.size());
   for (const auto& t : traces) stats.requests_kept += t.request_count();
   if (stats_out) *stats_out = stats;
+  progress.finish(stats);
   return traces;
 }
 
 namespace {
+
+std::vector<WekaTrace> load_mooncake_rows(const std::string& path, int block_size, const LoadOptions& opts,
+                                          const std::function<void(std::uint64_t)>& on_read);
 
 // The --256k rule, --max-context-length and --num-dataset-entries over
 // traces already in memory (Mooncake rows, a synthetic preset).
@@ -250,8 +308,9 @@ std::vector<WekaTrace> load_traces(const std::string& path, const std::string& f
       throw UserError("traces '" + path + "': " + e.what());
     }
     if (opts.num_dataset_entries) so.traces = static_cast<int>(std::min<std::int64_t>(so.traces, *opts.num_dataset_entries));
-    auto kept = filter_traces(synthesize_traces(so), opts, st);
+    auto kept = filter_traces(synthesize_traces(so, opts.progress), opts, st);
     if (stats) *stats = st;
+    if (opts.progress) opts.progress->finish(ReadProgress::kept_note(st));
     return kept;
   }
   bool mooncake = format == "mooncake";
@@ -263,19 +322,28 @@ std::vector<WekaTrace> load_traces(const std::string& path, const std::string& f
   }
   if (!mooncake) return load_weka_traces(path, opts, stats);
   st.files = 1;
-  auto kept = filter_traces(load_mooncake_traces(path, 512, opts), opts, st);
+  ReadProgress progress(opts.progress, {path});
+  auto kept = filter_traces(load_mooncake_rows(path, 512, opts, progress.counter()), opts, st);
   if (stats) *stats = st;
+  progress.finish(st);
   return kept;
 }
 
 std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_size, const LoadOptions& opts) {
+  return load_mooncake_rows(path, block_size, opts, {});
+}
+
+namespace {
+
+std::vector<WekaTrace> load_mooncake_rows(const std::string& path, int block_size, const LoadOptions& opts,
+                                          const std::function<void(std::uint64_t)>& on_read) {
   if (block_size < 1 || block_size > kMaxBlockSize)
     throw UserError(path + ": block size " + std::to_string(block_size) + " must be in [1, " +
                     std::to_string(kMaxBlockSize) + "]");
   simdjson::dom::parser parser;
   std::vector<WekaTrace> traces;
   std::unordered_map<std::string, std::size_t> by_session;
-  for_each_line(path, opts.max_decompressed_bytes, opts.max_record_bytes, [&](std::string_view text, std::size_t line) {
+  for_each_line_counted(path, opts.max_decompressed_bytes, opts.max_record_bytes, [&](std::string_view text, std::size_t line) {
     const std::string where = path + ":" + std::to_string(line);
     if (text.find_first_not_of(" \t\r") == std::string_view::npos) return;
     simdjson::dom::element doc;
@@ -346,7 +414,7 @@ std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_s
       e.call = std::move(c);
       t.entries.push_back(std::move(e));
     }
-  });
+  }, on_read);
   // Trace times are relative to each trace's first call.
   for (auto& t : traces) {
     const double t0 = t.entries.front().call.t;
@@ -354,5 +422,7 @@ std::vector<WekaTrace> load_mooncake_traces(const std::string& path, int block_s
   }
   return traces;
 }
+
+}  // namespace
 
 }  // namespace agentperf::trace

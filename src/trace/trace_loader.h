@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/progress.h"
 #include "trace/weka_trace.h"
 
 namespace agentperf::trace {
@@ -26,6 +27,10 @@ struct LoadOptions {
   std::optional<std::int64_t> num_dataset_entries;  // keep the first N traces after the filters
   std::uint64_t max_decompressed_bytes = kDefaultMaxDecompressedBytes;  // per .zst file
   std::uint64_t max_record_bytes = kDefaultMaxRecordBytes;              // per trace (Mooncake: per row)
+  // Progress of load_traces / load_weka_traces: MB of the files read of
+  // their sizes on disk (synth:PRESET: traces made), then a final line with
+  // the traces and requests kept. Not owned; null: none.
+  CountProgress* progress = nullptr;
 };
 
 struct LoadStats {

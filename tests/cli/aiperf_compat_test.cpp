@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "support/sim_backend.h"
+#include "support/shell_run.h"
 
 namespace fs = std::filesystem;
 using agentperf::UserError;
@@ -27,12 +28,8 @@ struct Outcome {
 };
 
 Outcome run(const std::string& cmd) {
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const auto r = agentperf::test_support::run_shell(cmd + " 2>&1");
+  return {r.code, r.output};
 }
 
 fs::path fresh_dir(const std::string& name) {

@@ -13,6 +13,7 @@
 
 #include "testserver/openai_scripts.h"
 #include "testserver/scripted_server.h"
+#include "support/shell_run.h"
 
 using namespace std::chrono_literals;
 
@@ -24,12 +25,8 @@ struct Outcome {
 
 Outcome run_cli(const std::string& args) {
   const std::string cmd = std::string(AGENTPERF_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const auto r = agentperf::test_support::run_shell(cmd);
+  return {r.code, r.output};
 }
 
 std::filesystem::path temp_dir(const std::string& name) {

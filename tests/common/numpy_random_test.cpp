@@ -5,6 +5,7 @@
 // Without it the Golden test FAILS, saying so; the static table below still
 // checks values computed once with numpy 1.24.2 (/usr/bin/python3).
 #include "common/numpy_random.h"
+#include "support/shell_run.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -112,14 +113,10 @@ std::string numpy_python() {
 
 PythonRun run_golden_script() {
   const std::string cmd = "'" + numpy_python() + "' '" + AGENTPERF_NUMPY_GOLDEN_SCRIPT + "' 2>&1";
+  const auto run = agentperf::test_support::run_shell(cmd);
   PythonRun r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.status = run.code;
+  r.output = run.output;
   return r;
 }
 

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "common/text_file.h"
+#include "support/shell_run.h"
 
 namespace agentperf::itest {
 namespace {
@@ -57,13 +58,10 @@ ShellOutput shell(const std::string& cmd) {
   const auto err_path = std::filesystem::temp_directory_path() /
                         ("agentperf_itest_sh_" + std::to_string(::getpid()) + ".err");
   const std::string full = cmd + " 2>" + shell_quote(err_path.string());
+  const auto run = agentperf::test_support::run_shell(full);
   ShellOutput r;
-  FILE* p = ::popen(full.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.code = run.code;
+  r.out = run.output;
   std::ifstream e(err_path);
   std::stringstream ss;
   ss << e.rdbuf();
@@ -313,13 +311,10 @@ CliResult run_cli(const std::string& args, int timeout_s) {
   // `timeout` so that a hung client fails the test instead of the ctest timeout.
   const std::string cmd = "timeout -k 5 " + std::to_string(timeout_s) + " " + shell_quote(AGENTPERF_CLI_PATH) + " " +
                           args + " 2>&1";
+  const auto run = agentperf::test_support::run_shell(cmd);
   CliResult r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.code = run.code;
+  r.output = run.output;
   return r;
 }
 

@@ -77,6 +77,38 @@ TEST(Export, ThroughputNeedsTwoRequests) {
   EXPECT_NE(std::string(buf).find("Throughput: n/a (fewer than two requests completed)"), std::string::npos) << buf;
 }
 
+// Every aggregate says what its run was: the fields its producer set, and
+// no others (an unknown field is absent, not a guess).
+TEST(Export, AggregateCarriesTheRunDescription) {
+  std::vector<RequestRecord> recs = {ok_record(0, 100, 11, 10)};
+  RunResult run;
+  AggregateInputs in;
+  in.run = &run;
+  in.cli_command = "agentperf sim predict -c 8";
+  in.description.kind = "predicted";
+  in.description.model = "qwen3-8b";
+  in.description.tp = 2;
+  in.description.time_scale = 1.0;
+  auto agg = build_aggregate(recs, in);
+  const auto& d = agg["run_description"];
+  EXPECT_EQ(d["kind"], "predicted");
+  EXPECT_EQ(d["model"], "qwen3-8b");
+  EXPECT_EQ(d["tp"], 2);
+  EXPECT_EQ(d["command_line"], "agentperf sim predict -c 8");  // from cli_command
+  EXPECT_FALSE(d.contains("hardware"));
+  EXPECT_FALSE(d.contains("engine"));
+  EXPECT_FALSE(d.contains("concurrency"));
+  EXPECT_EQ(d["date"].get<std::string>().size(), std::string("2026-01-01T00:00:00.000000").size());
+  EXPECT_FALSE(d["agentperf_version"].get<std::string>().empty());
+  // What the report reads back is what was written.
+  const RunDescription back = RunDescription::from_json(nlohmann::json::parse(d.dump()));
+  EXPECT_EQ(back.kind, "predicted");
+  EXPECT_EQ(back.tp, 2);
+  EXPECT_EQ(back.time_scale, 1.0);
+  EXPECT_FALSE(back.hardware.has_value());
+  EXPECT_EQ(back.date, d["date"].get<std::string>());
+}
+
 TEST(Export, AggregateStatsThroughputAndErrors) {
   std::vector<RequestRecord> recs;
   recs.push_back(ok_record(0, 100, 11, 10));     // ends at 200 ms

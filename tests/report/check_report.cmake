@@ -1,28 +1,52 @@
-# Makes two runs with the simulator, writes the report, and checks it in a
-# real browser (headless chromium through playwright-core).
-# Inputs: AGENTPERF, NODE, SCRIPT, MODULES, WORK.
+# Makes runs of every kind the report groups, writes the report, and checks
+# it in a real browser (headless chromium through playwright-core):
+#   pred_c4, pred_c16   sim predict, ISL 1024 OSL 128            (group 1)
+#   pred_c8, meas_c8    sim predict and a real-time run of the same point:
+#                       a predicted/measured pair                 (group 2)
+#   live                a run of the simulator at 10x time scale  (group 3, marked)
+#   sweep/*             sweep --dry-run of the shipped simulator recipe (group 4)
+# Inputs: AGENTPERF, NODE, SCRIPT, MODULES, WORK, RECIPE.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
-foreach(c 4 16)
-  execute_process(COMMAND "${AGENTPERF}" sim predict --model-spec qwen3-8b -c ${c} -n 120 --isl 1024 --isl-stddev 200
-                          --osl 128 --osl-stddev 32 -o "${WORK}/c${c}"
-                  RESULT_VARIABLE rc OUTPUT_QUIET)
+function(agentperf what)
+  execute_process(COMMAND "${AGENTPERF}" ${ARGN} RESULT_VARIABLE rc OUTPUT_QUIET)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "sim predict -c ${c} failed (${rc})")
+    message(FATAL_ERROR "${what} failed (${rc})")
+  endif()
+endfunction()
+foreach(c 4 16)
+  agentperf("sim predict -c ${c}" sim predict --model-spec qwen3-8b -c ${c} -n 120 --isl 1024 --isl-stddev 200
+            --osl 128 --osl-stddev 32 -o "${WORK}/pred_c${c}")
+endforeach()
+agentperf("sim predict -c 8" sim predict --model-spec qwen3-8b -c 8 -n 60 --isl 512 --osl 64 -o "${WORK}/pred_c8")
+agentperf("agentperf run (real time)" run --time-scale 1 -c 8 -n 60 --isl 512 --osl 64 --warmup-request-count 0
+          --server-metrics-interval 0.2 -q -o "${WORK}/meas_c8")
+# A live run of the embedded simulator, with its server metrics scraped.
+agentperf("agentperf run (time scale 10)" run --time-scale 10 -n 60 --warmup-request-count 0 --server-metrics-interval 0.2 -q
+          -o "${WORK}/live")
+agentperf("sweep --dry-run" sweep "${RECIPE}" --dry-run -o "${WORK}/sweep")
+file(GLOB sweep_entries LIST_DIRECTORIES true "${WORK}/sweep/*")
+set(sweep_points "")
+foreach(e IN LISTS sweep_entries)
+  if(IS_DIRECTORY "${e}")
+    list(APPEND sweep_points "${e}")
   endif()
 endforeach()
-# A live run of the embedded simulator, with its server metrics scraped.
-execute_process(COMMAND "${AGENTPERF}" run --time-scale 10 -n 60 --warmup-request-count 0 --server-metrics-interval 0.2 -q
-                        -o "${WORK}/live" RESULT_VARIABLE rc OUTPUT_QUIET)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "agentperf run failed (${rc})")
-endif()
-execute_process(COMMAND "${AGENTPERF}" report "${WORK}/c4" "${WORK}/c16" "${WORK}/live" -o "${WORK}/report.html"
+list(LENGTH sweep_points n_sweep)
+execute_process(COMMAND "${AGENTPERF}" report "${WORK}/pred_c4" "${WORK}/pred_c16" "${WORK}/pred_c8" "${WORK}/meas_c8"
+                        "${WORK}/live" ${sweep_points} -o "${WORK}/report.html" --gpu-price-per-hour 2.5
+                        --gpu-power-watts 700
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "agentperf report failed (${rc})")
 endif()
-execute_process(COMMAND "${NODE}" "${SCRIPT}" "${MODULES}" "${WORK}/report.html" 3 3 11 "${WORK}/report.png"
+if(NOT EXISTS "${WORK}/report.md")
+  message(FATAL_ERROR "agentperf report wrote no report.md beside report.html")
+endif()
+math(EXPR points "5 + ${n_sweep}")
+execute_process(COMMAND "${NODE}" "${SCRIPT}" "${MODULES}" "${WORK}/report.html"
+                        "{\"points\": ${points}, \"runs\": ${points}, \"groups\": 4, \"pairs\": 1, \"scaled_groups\": 1, \"server_runs\": 2}"
+                        "${WORK}"
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the report did not render as expected in chromium (${rc})")

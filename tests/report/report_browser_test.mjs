@@ -1,12 +1,17 @@
-// Loads a generated report in headless Debian chromium (playwright-core),
-// checks that the charts rendered with the right number of points, and
-// saves a screenshot.
-// usage: node report_browser_test.mjs NODE_MODULES_DIR REPORT.html EXPECTED_POINTS EXPECTED_RUNS EXPECTED_CHARTS SCREENSHOT.png
+// Loads a generated report in headless Debian chromium (playwright-core) and
+// checks what it drew: one Pareto chart per comparable group, every point
+// labelled with its concurrency (the label's pixels are on the chart's
+// canvas), the time-scaled group marked, the predicted/measured pairs, one
+// log-x CDF per metric, per-run charts on one time axis; then switches the
+// axes and saves screenshots (the page and its Pareto section).
+// usage: node report_browser_test.mjs NODE_MODULES_DIR REPORT.html EXPECT_JSON SCREENSHOT_DIR
+//   EXPECT_JSON: {"points": N, "runs": N, "groups": N, "pairs": N, "scaled_groups": N, "server_runs": N}
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { resolve } from "node:path";
+import { resolve, join } from "node:path";
 
-const [modules, report, expectedPoints, expectedRuns, expectedCharts, screenshot] = process.argv.slice(2);
+const [modules, report, expectText, shotDir] = process.argv.slice(2);
+const expect = JSON.parse(expectText);
 const require = createRequire(resolve(modules) + "/");
 const { chromium } = require("playwright-core");
 
@@ -24,24 +29,92 @@ try {
   page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push("network request: " + r.url()); });
   await page.goto(pathToFileURL(report).href);
   await page.waitForFunction(() => window.__report && window.__report.rendered, null, { timeout: 15000 });
-  const state = await page.evaluate(() => window.__report);
-  const canvases = await page.locator("canvas").count();
-  const rows = await page.locator("#points tr").count();
-  console.log(JSON.stringify({ state, canvases, rows }));
+  const state = await page.evaluate(() => ({ ...window.__report, labels: window.__report.labels.length }));
+  console.log(JSON.stringify(state));
   if (errors.length) fail("page errors: " + errors.join("; "));
-  if (state.points !== Number(expectedPoints)) fail(`pareto has ${state.points} points, expected ${expectedPoints}`);
-  if (state.frontier < 1 || state.frontier > state.points) fail(`frontier of ${state.frontier} points`);
-  // 1 Pareto chart + per run a CDF, a timeline and a lane canvas, + a
-  // server-metrics chart per run that scraped them.
-  if (state.charts !== Number(expectedCharts)) fail(`${state.charts} charts, expected ${expectedCharts}`);
-  if (canvases < Number(expectedCharts)) fail(`${canvases} canvases`);
-  if (rows !== 1 + Number(expectedRuns)) fail(`${rows} table rows`);
-  // Switching the percentile and axis re-renders the frontier.
+
+  // Groups: one Pareto card each, each with its own canvas; the points of a
+  // group are drawn on its chart only.
+  if (state.groups !== expect.groups) fail(`${state.groups} groups, expected ${expect.groups}`);
+  const cards = await page.locator("#pareto > .card").count();
+  if (cards !== expect.groups) fail(`${cards} Pareto charts, expected one per group (${expect.groups})`);
+  if (state.points !== expect.points) fail(`Pareto charts hold ${state.points} points, expected ${expect.points}`);
+  const perGroup = await page.evaluate(() => REPORT.groups.map((g, gi) => ({
+    points: g.points.length, labels: window.__report.labels.filter(l => l.group === gi).length,
+    canvases: document.querySelectorAll(`#pareto-${gi} canvas`).length, text: document.getElementById(`pareto-${gi}`).textContent })));
+  perGroup.forEach((g, gi) => {
+    if (g.canvases !== 1) fail(`group ${gi}: ${g.canvases} canvases`);
+    if (g.labels !== g.points) fail(`group ${gi}: ${g.labels} labels on its chart for ${g.points} points`);
+  });
+  const scaled = perGroup.filter(g => / time scale/.test(g.text)).length;
+  if (scaled !== expect.scaled_groups) fail(`${scaled} groups marked as time-scaled, expected ${expect.scaled_groups}`);
+  if (state.frontier < expect.groups) fail(`frontiers hold ${state.frontier} points for ${expect.groups} groups`);
+
+  // Labels: "c<concurrency>", and ink where each was drawn on its chart.
+  const labels = await page.evaluate(() => window.__report.labels);
+  if (labels.length !== expect.points) fail(`${labels.length} labels for ${expect.points} points`);
+  const badText = labels.filter(l => !/^c\d+$/.test(l.text));
+  if (badText.length) fail(`labels without a concurrency: ${JSON.stringify(badText.slice(0, 3))}`);
+  const unlabelled = await page.evaluate(() => window.__report.labels.filter(l => {
+    const canvas = document.querySelector(`#pareto-${l.group} canvas`);
+    const ctx = canvas.getContext("2d"), dpr = devicePixelRatio || 1;
+    const img = ctx.getImageData(Math.round(l.x * dpr), Math.round((l.y - 10) * dpr), Math.round(14 * dpr), Math.round(9 * dpr));
+    for (let k = 0; k < img.data.length; k += 4)  // near-black text pixels (the label colour, #222)
+      if (img.data[k + 3] > 128 && img.data[k] < 90 && img.data[k + 1] < 90 && img.data[k + 2] < 90) return false;
+    return true;
+  }));
+  if (unlabelled.length) fail(`${unlabelled.length} labels left no ink on the canvas: ${JSON.stringify(unlabelled.slice(0, 3))}`);
+
+  // Predicted against measured.
+  if (state.pairs !== expect.pairs) fail(`${state.pairs} pairs, expected ${expect.pairs}`);
+  const pairRows = await page.locator("#pairs-table tr").count();
+  if (expect.pairs && pairRows !== 1 + expect.pairs) fail(`${pairRows} rows in the pairs table`);
+  const errCells = await page.locator("#pairs-table td.pos, #pairs-table td.neg").count();
+  if (errCells !== 3 * expect.pairs) fail(`${errCells} signed error cells, expected ${3 * expect.pairs}`);
+
+  // CDFs: one chart per metric, log x, spanning more than the smallest value.
+  for (const m of ["TTFT", "ITL", "E2EL"]) {
+    const s = await page.evaluate((id) => { const u = window.__uplots[id]; return u && { distr: u.scales.x.distr, min: u.scales.x.min, max: u.scales.x.max, series: u.series.length - 1 }; }, "cdf-" + m);
+    if (!s) { fail(`no ${m} CDF`); continue; }
+    if (s.distr !== 3) fail(`${m} CDF x axis is not logarithmic (distr ${s.distr})`);
+    if (!(s.min > 0 && s.max > s.min)) fail(`${m} CDF x range ${s.min}..${s.max}`);
+    if (s.series !== expect.runs) fail(`${m} CDF has ${s.series} runs, expected ${expect.runs}`);
+  }
+
+  // Per run: requests over time, per-second timeline and server metrics
+  // share one x range; ISL/OSL histograms count every profiled request.
+  const runs = await page.evaluate(() => REPORT.runs.map((r, i) => {
+    const x = (id) => window.__uplots[id] && [window.__uplots[id].scales.x.min, window.__uplots[id].scales.x.max];
+    const sum = (id) => window.__uplots[id] ? window.__uplots[id].data[1].reduce((a, b) => a + (b || 0), 0) : -1;
+    return { requests: x(`run-${i}-requests`), timeline: x(`run-${i}-timeline`), server: x(`run-${i}-server`),
+             isl: sum(`run-${i}-ISL`), osl: sum(`run-${i}-OSL`), n: REPORT.points[i].requests, tagged: !!document.querySelector(`#run-${i} .tag`) };
+  }));
+  if (runs.length !== expect.runs) fail(`${runs.length} run sections`);
+  runs.forEach((r, i) => {
+    if (!r.requests || !r.timeline) fail(`run ${i}: missing per-request or per-second chart`);
+    else if (r.requests[0] !== r.timeline[0] || r.requests[1] !== r.timeline[1]) fail(`run ${i}: time axes differ ${r.requests} ${r.timeline}`);
+    if (r.server && (r.server[0] !== r.requests[0] || r.server[1] !== r.requests[1])) fail(`run ${i}: server metrics not aligned`);
+    if (r.isl !== r.n || r.osl !== r.n) fail(`run ${i}: histograms count ${r.isl}/${r.osl} of ${r.n} requests`);
+    if (!r.tagged) fail(`run ${i}: not tagged measured/predicted`);
+  });
+  const serverRuns = runs.filter(r => r.server).length;
+  if (serverRuns !== expect.server_runs) fail(`${serverRuns} runs with server metrics, expected ${expect.server_runs}`);
+  const rows = await page.locator("#points tr").count();
+  if (rows !== 1 + expect.runs) fail(`${rows} table rows`);
+
+  // Switching axes re-renders every group's chart with the same points.
   await page.selectOption("#pct", "p90");
-  await page.selectOption("#xaxis", "e2e");
-  const after = await page.evaluate(() => window.__report);
-  if (after.points !== Number(expectedPoints)) fail(`after switching: ${after.points} points`);
-  await page.screenshot({ path: screenshot, fullPage: true });
+  await page.selectOption("#xaxis", "e2el");
+  const yOptions = await page.locator("#yaxis option").count();
+  if (yOptions > 1) await page.selectOption("#yaxis", "cost");
+  const after = await page.evaluate(() => ({ ...window.__report, labels: window.__report.labels.length }));
+  if (after.points !== expect.points || after.labels !== expect.points) fail(`after switching: ${after.points} points, ${after.labels} labels`);
+  if (after.groups !== expect.groups) fail(`after switching: ${after.groups} groups`);
+  await page.selectOption("#pct", "p50");
+  await page.selectOption("#xaxis", "intvty");
+  if (yOptions > 1) await page.selectOption("#yaxis", "tput");
+  await page.screenshot({ path: join(shotDir, "report.png"), fullPage: true });
+  await page.locator("#pareto").screenshot({ path: join(shotDir, "pareto.png") });
 } catch (e) {
   fail(String(e));
 } finally {

@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 
@@ -46,4 +49,146 @@ TEST(Report, PointsAndRunsFromResultFiles) {
   EXPECT_NE(report::render_report(data).find("uPlot"), std::string::npos);
   EXPECT_THROW(report::report_data({(dir / "nope").string()}, o), UserError);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// One result directory: `n` profiling requests back to back, 1 s each
+// (request k from k s to k+1 s), so the run lasts n s and its throughput is
+// (isl + osl) tokens/s; `description` becomes the aggregate's run_description.
+void write_result(const std::filesystem::path& dir, int n, int isl, int osl, double ttft_ms, double itl_ms,
+                  const nlohmann::json& description) {
+  std::filesystem::create_directories(dir);
+  std::ofstream out(dir / "profile_export.jsonl");
+  for (int k = 0; k < n; ++k)
+    out << nlohmann::json{{"metadata",
+                           {{"benchmark_phase", "profiling"},
+                            {"request_start_ns", std::int64_t{k} * 1000000000},
+                            {"request_end_ns", std::int64_t{k + 1} * 1000000000},
+                            {"worker_id", "worker_0"}}},
+                          {"metrics",
+                           {{"time_to_first_token", {{"value", ttft_ms}, {"unit", "ms"}}},
+                            {"inter_token_latency", {{"value", itl_ms}, {"unit", "ms"}}},
+                            {"request_latency", {{"value", 1000}, {"unit", "ms"}}},
+                            {"input_sequence_length", {{"value", isl}, {"unit", "tokens"}}},
+                            {"output_sequence_length", {{"value", osl}, {"unit", "tokens"}}}}},
+                          {"error", nullptr}}
+               << "\n";
+  std::ofstream(dir / "profile_export_aiperf.json") << nlohmann::json{{"run_description", description}}.dump();
+}
+
+nlohmann::json desc(const std::string& kind, const std::string& hardware, int conc, double time_scale,
+                    const std::string& engine = "sglang") {
+  return {{"kind", kind},       {"model", "Qwen/Qwen3-8B"}, {"hardware", hardware}, {"tp", 1},
+          {"engine", engine},   {"concurrency", conc},      {"workload", "traces t"}, {"time_scale", time_scale},
+          {"kv_offload", "none"}, {"command_line", "agentperf test " + kind + " c" + std::to_string(conc)}};
+}
+
+struct TempDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("agentperf_report_groups_" + std::to_string(::getpid()));
+  TempDir() { std::filesystem::remove_all(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace
+
+TEST(Report, GroupsByModelHardwareWorkloadAndTimeScaleWithAFrontierEach) {
+  TempDir t;
+  // h200, real time: c4 (100 tok/s/user, 200 tok/s), c8 (50, 300), c16 (40, 250: beaten by c8).
+  write_result(t.path / "h200_c4", 10, 100, 100, 50, 10, desc("measured", "h200", 4, 1));
+  write_result(t.path / "h200_c8", 10, 100, 200, 50, 20, desc("measured", "h200", 8, 1));
+  write_result(t.path / "h200_c16", 10, 100, 150, 50, 25, desc("measured", "h200", 16, 1));
+  // The same deployment served 4x faster than real time: 4x the throughput,
+  // which would beat every real point if it shared their frontier.
+  write_result(t.path / "h200_x4", 10, 400, 800, 12, 5, desc("measured", "h200", 8, 4));
+  // Another GPU.
+  write_result(t.path / "b200_c8", 10, 100, 500, 30, 8, desc("measured", "b200", 8, 1));
+  std::vector<std::string> dirs;
+  for (const char* d : {"h200_c4", "h200_c8", "h200_c16", "h200_x4", "b200_c8"}) dirs.push_back((t.path / d).string());
+  const auto data = report::report_data(dirs, {});
+
+  ASSERT_EQ(data["groups"].size(), 3u);
+  const auto& pts = data["points"];
+  // The three real-time h200 points share a group; the 4x run and the b200 run are alone.
+  EXPECT_EQ(pts[0]["group"], pts[1]["group"]);
+  EXPECT_EQ(pts[0]["group"], pts[2]["group"]);
+  EXPECT_NE(pts[3]["group"], pts[0]["group"]);
+  EXPECT_NE(pts[4]["group"], pts[0]["group"]);
+  EXPECT_NE(pts[4]["group"], pts[3]["group"]);
+  const auto& real = data["groups"][pts[0]["group"].get<std::size_t>()];
+  const auto& scaled = data["groups"][pts[3]["group"].get<std::size_t>()];
+  EXPECT_NE(scaled["label"].get<std::string>().find("sim x4 time scale"), std::string::npos) << scaled["label"];
+  EXPECT_EQ(real["label"].get<std::string>().find("time scale"), std::string::npos) << real["label"];
+  // Throughput per GPU is (isl + osl) per second here.
+  EXPECT_DOUBLE_EQ(pts[1]["tput_per_gpu"].get<double>(), 300.0);
+  EXPECT_DOUBLE_EQ(pts[3]["tput_per_gpu"].get<double>(), 1200.0);
+  // The real group's frontier: c4 and c8, not c16, and not beaten by the 4x run.
+  EXPECT_EQ(real["frontier"]["measured"], nlohmann::json({0, 1}));
+  EXPECT_EQ(scaled["frontier"]["measured"], nlohmann::json({3}));
+  EXPECT_FALSE(pts[2]["on_frontier"].get<bool>());
+  // One configuration in the real group, its points in concurrency order, labelled.
+  ASSERT_EQ(real["series"].size(), 1u);
+  EXPECT_EQ(real["series"][0]["points"], nlohmann::json({0, 1, 2}));
+  EXPECT_EQ(pts[2]["label"], "c16");
+  EXPECT_TRUE(data["pairs"].empty());
+}
+
+TEST(Report, PairsAPredictionWithTheMeasurementOfItsPointAndShowsTheSignedError) {
+  TempDir t;
+  // Measured: 200 tok/s, TTFT 50 ms, ITL 20 ms. Predicted: 220 tok/s, 40 ms, 25 ms.
+  write_result(t.path / "meas_c8", 10, 100, 100, 50, 20, desc("measured", "h200", 8, 1, "sglang"));
+  write_result(t.path / "pred_c8", 10, 100, 120, 40, 25, desc("predicted", "h200", 8, 1, "agentperf-sim"));
+  // A prediction at another concurrency has no measurement to pair with.
+  write_result(t.path / "pred_c16", 10, 100, 150, 60, 30, desc("predicted", "h200", 16, 1, "agentperf-sim"));
+  report::ReportOptions o;
+  o.gpu_price_per_hour = 3.6;
+  o.gpu_power_watts = 500;
+  const auto data = report::report_data(
+      {(t.path / "meas_c8").string(), (t.path / "pred_c8").string(), (t.path / "pred_c16").string()}, o);
+  ASSERT_EQ(data["groups"].size(), 1u);  // kind does not split a group
+  // Measured and predicted are separate series (and frontiers) of the group.
+  EXPECT_EQ(data["groups"][0]["series"].size(), 2u);
+  EXPECT_EQ(data["groups"][0]["frontier"]["measured"], nlohmann::json({0}));
+  ASSERT_EQ(data["pairs"].size(), 1u);
+  const auto& pr = data["pairs"][0];
+  EXPECT_EQ(pr["measured"], 0);
+  EXPECT_EQ(pr["predicted"], 1);
+  EXPECT_NEAR(pr["error_pct"]["tput_per_gpu"].get<double>(), 10.0, 1e-9);
+  EXPECT_NEAR(pr["error_pct"]["ttft_p50"].get<double>(), -20.0, 1e-9);
+  EXPECT_NEAR(pr["error_pct"]["itl_p50"].get<double>(), 25.0, 1e-9);
+  // $3.60 per GPU-hour at 200 tok/s: 720,000 tokens per dollar-hour -> $5 per million.
+  EXPECT_NEAR(data["points"][0]["cost_per_mtok"].get<double>(), 5.0, 1e-9);
+  EXPECT_NEAR(data["points"][0]["tokens_per_joule"].get<double>(), 200.0 / 500, 1e-12);
+
+  const std::string md = report::render_markdown(data);
+  EXPECT_NE(md.find("### Qwen/Qwen3-8B on h200"), std::string::npos) << md;
+  EXPECT_NE(md.find("| +10.0% | -20.0% | +25.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("$/M tok"), std::string::npos);
+  EXPECT_NE(md.find("| 5.000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("`agentperf test predicted c16`"), std::string::npos) << md;
+  // Every table row has as many cells as its header.
+  std::istringstream lines(md);
+  std::string line;
+  std::size_t header_cells = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("| configuration", 0) == 0) header_cells = std::count(line.begin(), line.end(), '|');
+    else if (line.rfind("|", 0) == 0) EXPECT_EQ(static_cast<std::size_t>(std::count(line.begin(), line.end(), '|')), header_cells) << line;
+  }
+}
+
+TEST(Report, ResultsWithoutARunDescriptionAreDescribedFromTheirInputConfig) {
+  TempDir t;
+  write_result(t.path / "old", 4, 100, 100, 50, 10, nullptr);
+  // An aggregate from before run descriptions: a sim predict's input_config.
+  std::ofstream(t.path / "old" / "profile_export_aiperf.json")
+      << R"({"agentperf_version":"0.0.9","input_config":{"load":{"concurrency":4},)"
+      << R"("engine":{"model":"qwen3-8b","hardware":"h200","tp":2,"virtual_time":true}}})";
+  const auto data = report::report_data({(t.path / "old").string()}, {});
+  const auto& p = data["points"][0];
+  EXPECT_EQ(p["kind"], "predicted");
+  EXPECT_EQ(p["concurrency"], 4);
+  EXPECT_EQ(p["description"]["tp"], 2);
+  EXPECT_EQ(p["description"]["agentperf_version"], "0.0.9");
+  EXPECT_EQ(data["groups"][0]["label"].get<std::string>().rfind("qwen3-8b on h200", 0), 0u);
 }

@@ -23,6 +23,7 @@
 #include "sweep/results_store.h"
 #include "sweep/server_process.h"
 #include "sweep/sweep_runner.h"
+#include "support/shell_run.h"
 
 using namespace agentperf;
 using namespace std::chrono_literals;
@@ -37,13 +38,9 @@ fs::path temp_dir(const std::string& name) {
 }
 
 int run(const std::string& cmd, std::string* out = nullptr) {
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  std::string s;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) s.append(buf, n);
-  const int st = ::pclose(p);
-  if (out) *out = s;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  auto r = agentperf::test_support::run_shell(cmd + " 2>&1");
+  if (out) *out = std::move(r.output);
+  return r.code;
 }
 
 std::string slurp(const fs::path& p) {

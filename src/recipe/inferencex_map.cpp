@@ -1,0 +1,70 @@
+#include "recipe/inferencex_map.h"
+
+namespace agentperf::recipe {
+
+// Checkpoint (model, precision) -> data/models spec. The master configs of
+// github.com/SemiAnalysisAI/InferenceX @ 843c6254ff69 (configs/nvidia-master.yaml,
+// configs/amd-master.yaml) name these checkpoints in their agentic-coding
+// entries; every one of them has a row. A checkpoint without a row loads
+// (expand, dry-run refusal) but does not plan, and says so; a new spec in
+// data/models takes one row here.
+const std::vector<ModelSpecRow>& model_spec_rows() {
+  static const std::vector<ModelSpecRow> rows = {
+      {"nvidia/Qwen3.5-397B-A17B-NVFP4", "fp4", "qwen3.5-397b-a17b-nvfp4", "the spec's checkpoint"},
+      {"nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "fp4", "qwen3.5-397b-a17b-nvfp4",
+       "no spec of its own: the same model in the same format (NVFP4); taken at the NVFP4 checkpoint's sizes (an assumption)"},
+      {"Qwen/Qwen3.5-397B-A17B-FP8", "fp8", "qwen3.5-397b-a17b-fp8", "the spec's checkpoint"},
+      {"amd/Qwen3.5-397B-A17B-MXFP4", "fp4", "qwen3.5-397b-a17b-mxfp4", "the spec's checkpoint"},
+      {"zai-org/GLM-5.2-FP8", "fp8", "glm-5.2-fp8", "the spec's checkpoint"},
+      {"nvidia/GLM-5.2-NVFP4", "fp4", "glm-5.2-nvfp4", "the spec's checkpoint"},
+      {"amd/GLM-5.2-MXFP4", "fp4", "glm-5.2-mxfp4", "the spec's checkpoint"},
+      {"deepseek-ai/DeepSeek-V4-Pro", "fp4", "deepseek-v4-pro-fp4", "the spec's checkpoint at InferenceX precision fp4"},
+      {"deepseek-ai/DeepSeek-V4-Pro", "fp8", "deepseek-v4-pro-fp8",
+       "the same checkpoint as InferenceX's fp8 entries serve it (H200, no FP4 path)"},
+      {"moonshotai/Kimi-K3", "fp4", "kimi-k3-fp4", "the spec's checkpoint"},
+      {"MiniMaxAI/MiniMax-M3-MXFP8", "fp8", "minimax-m3-fp8", "the spec's checkpoint"},
+      {"nvidia/MiniMax-M3-NVFP4", "fp4", "minimax-m3-nvfp4", "the spec's checkpoint"},
+      {"amd/MiniMax-M3-MXFP4", "fp4", "minimax-m3-mxfp4", "the spec's checkpoint"},
+  };
+  return rows;
+}
+
+// Runner label -> GPU spec, GPUs per node and host DRAM: the `hardware`
+// section of configs/runners.yaml (InferenceX @ 843c6254ff69), which
+// utils/matrix_logic/generate_sweep_configs.py reads for the DRAM budget of
+// agentic entries; the GPU is the label's (cluster:<gpu>-<site>).
+const std::vector<RunnerRow>& runner_rows() {
+  static const std::vector<RunnerRow> rows = {
+      {"cluster:h100-cw", "h100", 8, 1998848, "configs/runners.yaml hardware"},
+      {"cluster:h100-dgxc", "h100", 8, 2063837, "configs/runners.yaml hardware"},
+      {"cluster:h200-cw", "h200", 8, 1998848, "configs/runners.yaml hardware"},
+      {"cluster:h200-dgxc", "h200", 8, 1471356, "configs/runners.yaml hardware"},
+      {"cluster:h200-nb", "h200", 8, 1472512, "configs/runners.yaml hardware"},
+      {"cluster:b200-dgxc", "b200", 8, 3095781, "configs/runners.yaml hardware"},
+      {"cluster:b200-nscale", "b200", 8, 2063920, "configs/runners.yaml hardware"},
+      {"b200-nscale", "b200", 8, 2063920, "configs/runners.yaml hardware"},
+      {"cluster:b300-nv", "b300", 8, 2964436, "configs/runners.yaml hardware"},
+      {"cluster:gb200-nv", "gb200", 4, 860160, "configs/runners.yaml hardware (4 GPUs per Grace tray; NVL72 domain)"},
+      {"cluster:gb300-nv", "gb300", 4, 860160, "configs/runners.yaml hardware (4 GPUs per Grace tray; NVL72 domain)"},
+      {"cluster:mi300x-amds", "mi300x", 8, 2321924, "configs/runners.yaml hardware"},
+      {"cluster:mi300x-tw", "mi300x", 8, 2322328, "configs/runners.yaml hardware"},
+      {"cluster:mi325x-amds", "mi325x", 8, 3091589, "configs/runners.yaml hardware"},
+      {"cluster:mi355x-amds", "mi355x", 8, 3095781, "configs/runners.yaml hardware"},
+      {"cluster:rtx6000pro-lat", "", 8, 1500000, "configs/runners.yaml hardware (no RTX PRO 6000 spec in data/hardware)"},
+  };
+  return rows;
+}
+
+const ModelSpecRow* find_model_spec(const std::string& model, const std::string& precision) {
+  for (const auto& r : model_spec_rows())
+    if (model == r.model && precision == r.precision) return &r;
+  return nullptr;
+}
+
+const RunnerRow* find_runner(const std::string& runner) {
+  for (const auto& r : runner_rows())
+    if (runner == r.runner) return &r;
+  return nullptr;
+}
+
+}  // namespace agentperf::recipe

@@ -1,0 +1,34 @@
+// What an InferenceX master-config entry does not say and a plan or a sweep
+// needs: the simulator's model spec for its checkpoint, and its runner's
+// hardware (sim spec, GPUs per node, host DRAM). One table each, in
+// inferencex_map.cpp; a model that gains a spec in data/models needs one row
+// there.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace agentperf::recipe {
+
+struct ModelSpecRow {
+  const char* model;      // the entry's `model` (Hugging Face id)
+  const char* precision;  // the entry's `precision`
+  const char* spec;       // data/models/<spec>.json
+  const char* source;     // why this spec is that checkpoint
+};
+
+struct RunnerRow {
+  const char* runner;    // the entry's `runner` (a cluster label)
+  const char* hardware;  // data/hardware/<hardware>.json; "" when there is no spec
+  int gpus_per_node;
+  std::int64_t available_cpu_dram_mib;
+  const char* source;
+};
+
+const std::vector<ModelSpecRow>& model_spec_rows();
+const std::vector<RunnerRow>& runner_rows();
+// nullptr when the table has no row.
+const ModelSpecRow* find_model_spec(const std::string& model, const std::string& precision);
+const RunnerRow* find_runner(const std::string& runner);
+
+}  // namespace agentperf::recipe

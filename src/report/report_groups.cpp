@@ -1,0 +1,174 @@
+// Comparable groups, configurations, frontiers and prediction pairs over
+// the report's points (report.h, group_points).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "report/report.h"
+
+namespace agentperf::report {
+using json = nlohmann::json;
+
+namespace {
+
+std::string text(const json& d, const char* key) {
+  if (!d.contains(key)) return "";
+  const auto& v = d[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return json(v).dump();
+  return "";
+}
+
+double time_scale(const json& d) {
+  return d.contains("time_scale") && d["time_scale"].is_number() ? d["time_scale"].get<double>() : 1.0;
+}
+
+std::string scale_text(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", s);
+  return b;
+}
+
+// Runs that may share a frontier: one model on one GPU, one workload, one
+// time scale (a simulator served 4x faster than real time shows 4x the
+// throughput of the engine it models: it never sits beside real runs).
+std::string group_key(const json& d) {
+  return text(d, "model") + "\x1f" + text(d, "hardware") + "\x1f" + text(d, "workload") + "\x1f" +
+         scale_text(time_scale(d));
+}
+
+std::string group_label(const json& d) {
+  std::string s = (d.contains("model") ? text(d, "model") : "unknown model") + " on " +
+                  (d.contains("hardware") ? text(d, "hardware") : "unknown hardware");
+  if (d.contains("workload")) s += " · " + text(d, "workload");
+  if (time_scale(d) != 1.0) s += " · sim x" + scale_text(time_scale(d)) + " time scale";
+  return s;
+}
+
+// The deployment a point measures or predicts, concurrency aside: what
+// pairs a prediction with its measurement (the engine is left out: a
+// prediction of an SGLang deployment is made by agentperf-sim).
+std::string deployment_key(const json& d) {
+  return text(d, "recipe") + "\x1f" + text(d, "tp") + "\x1f" + text(d, "ep") + "\x1f" + text(d, "dp") + "\x1f" +
+         text(d, "kv_offload") + "\x1f" + text(d, "spec_decoding");
+}
+
+// One series per configuration: the deployment, its engine and the kind.
+std::string series_label(const json& p) {
+  const json& d = p["description"];
+  std::string s = d.contains("engine") ? text(d, "engine") : "unknown engine";
+  if (d.contains("engine_version") && text(d, "engine") != "agentperf-sim") s += " " + text(d, "engine_version");
+  if (d.contains("tp")) s += " TP" + text(d, "tp");
+  if (d.contains("ep") && text(d, "ep") != "1") s += " EP" + text(d, "ep");
+  if (d.contains("dp") && text(d, "dp") != "1") s += " DP" + text(d, "dp");
+  const std::string off = text(d, "kv_offload");
+  if (!off.empty() && off != "none") s += " offload " + off;
+  const std::string spec = text(d, "spec_decoding");
+  if (!spec.empty() && spec != "none") s += " " + spec;
+  if (d.contains("recipe")) s += " (" + text(d, "recipe") + ")";
+  // A run nothing is known of stands alone.
+  if (!d.contains("engine") && !d.contains("tp") && !d.contains("concurrency")) s = p["name"].get<std::string>();
+  return s + " · " + p["kind"].get<std::string>();
+}
+
+double x_of(const json& p) { return p["intvty"].value("p50", 0.0); }
+
+// Signed error of a prediction against its measurement, in percent.
+json error_pct(double predicted, double measured) {
+  if (!(measured > 0) || !std::isfinite(predicted)) return nullptr;
+  return 100.0 * (predicted - measured) / measured;
+}
+
+}  // namespace
+
+void group_points(json& data) {
+  auto& points = data["points"];
+  json groups = json::array();
+  std::map<std::string, std::size_t> group_of;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    auto& p = points[i];
+    const json& d = p["description"];
+    const std::string key = group_key(d);
+    auto [it, fresh] = group_of.emplace(key, groups.size());
+    if (fresh)
+      groups.push_back({{"label", group_label(d)}, {"time_scale", time_scale(d)}, {"series", json::array()},
+                        {"points", json::array()}, {"frontier", {{"measured", json::array()}, {"predicted", json::array()}}}});
+    auto& g = groups[it->second];
+    p["group"] = it->second;
+    p["series"] = series_label(p);
+    p["label"] = p["concurrency"].is_number() ? "c" + text(p, "concurrency") : p["name"].get<std::string>();
+    g["points"].push_back(i);
+    bool found = false;
+    for (auto& s : g["series"])
+      if (s["label"] == p["series"]) {
+        s["points"].push_back(i);
+        found = true;
+      }
+    if (!found) g["series"].push_back({{"label", p["series"]}, {"kind", p["kind"]}, {"points", {i}}});
+  }
+  // Each series in concurrency order, so its line reads left to right.
+  for (auto& g : groups)
+    for (auto& s : g["series"]) {
+      std::vector<std::size_t> idx = s["points"].get<std::vector<std::size_t>>();
+      auto conc = [&](std::size_t i) {
+        const json& c = points[i]["concurrency"];
+        return c.is_number() ? c.get<double>() : 0.0;
+      };
+      std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return conc(a) < conc(b); });
+      s["points"] = idx;
+    }
+  // Frontier per group and kind at p50 interactivity (the page recomputes it
+  // for the axis and percentile chosen there): the points no other point of
+  // the same group and kind beats on both throughput per GPU and interactivity.
+  for (auto& g : groups)
+    for (const char* kind : {"measured", "predicted"}) {
+      json f = json::array();
+      for (std::size_t i : g["points"].get<std::vector<std::size_t>>()) {
+        const auto& p = points[i];
+        if (p["kind"] != kind || x_of(p) <= 0) continue;
+        bool beaten = false;
+        for (std::size_t j : g["points"].get<std::vector<std::size_t>>()) {
+          const auto& q = points[j];
+          if (j == i || q["kind"] != kind || x_of(q) <= 0) continue;
+          const double qx = x_of(q), px = x_of(p), qy = q["tput_per_gpu"].get<double>(), py = p["tput_per_gpu"].get<double>();
+          if (qx >= px && qy >= py && (qx > px || qy > py)) beaten = true;
+        }
+        if (!beaten) f.push_back(i);
+        points[i]["on_frontier"] = !beaten;
+      }
+      g["frontier"][kind] = f;
+    }
+  // Prediction against measurement: same group, deployment and concurrency.
+  json pairs = json::array();
+  for (std::size_t m = 0; m < points.size(); ++m) {
+    const auto& pm = points[m];
+    if (pm["kind"] != "measured" || !pm["concurrency"].is_number()) continue;
+    for (std::size_t q = 0; q < points.size(); ++q) {
+      const auto& pp = points[q];
+      if (pp["kind"] != "predicted" || pp["group"] != pm["group"] || pp["concurrency"] != pm["concurrency"] ||
+          deployment_key(pp["description"]) != deployment_key(pm["description"]))
+        continue;
+      pairs.push_back({{"measured", m},
+                       {"predicted", q},
+                       {"group", pm["group"]},
+                       {"concurrency", pm["concurrency"]},
+                       {"error_pct",
+                        {{"tput_per_gpu", error_pct(pp["tput_per_gpu"].get<double>(), pm["tput_per_gpu"].get<double>())},
+                         {"ttft_p50", error_pct(pp["ttft_p50"].get<double>(), pm["ttft_p50"].get<double>())},
+                         {"itl_p50", error_pct(pp["itl_p50"].get<double>(), pm["itl_p50"].get<double>())}}}});
+      break;  // one prediction per measurement
+    }
+  }
+  // Group by group, in concurrency order.
+  std::vector<json> sorted(pairs.begin(), pairs.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const json& a, const json& b) {
+    return std::make_pair(a["group"].get<std::size_t>(), a["concurrency"].get<double>()) <
+           std::make_pair(b["group"].get<std::size_t>(), b["concurrency"].get<double>());
+  });
+  data["groups"] = groups;
+  data["pairs"] = sorted;
+}
+
+}  // namespace agentperf::report

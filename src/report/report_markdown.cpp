@@ -1,0 +1,104 @@
+// The report as markdown, for pasting into a pull request (report.h,
+// render_markdown): per comparable group a table of its points, the
+// prediction errors, and what each run was.
+#include <cstdio>
+#include <string>
+
+#include "report/report.h"
+
+namespace agentperf::report {
+using json = nlohmann::json;
+
+namespace {
+
+std::string num(const json& v, const char* format) {
+  if (!v.is_number()) return "–";
+  char b[64];
+  std::snprintf(b, sizeof b, format, v.get<double>());
+  return b;
+}
+
+std::string signed_pct(const json& v) {
+  if (!v.is_number()) return "–";
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.1f%%", v.get<double>());
+  return b;
+}
+
+// Table cells hold no pipes or newlines.
+std::string cell(std::string s) {
+  for (auto& c : s)
+    if (c == '|' || c == '\n') c = ' ';
+  return s;
+}
+
+const json& pick(const json& j, const char* key) {
+  static const json none;
+  return j.is_object() && j.contains(key) ? j[key] : none;
+}
+
+}  // namespace
+
+std::string render_markdown(const json& data) {
+  const auto& points = data["points"];
+  const auto& opts = data.contains("options") ? data["options"] : json::object();
+  const bool cost = pick(opts, "gpu_price_per_hour").is_number(), energy = pick(opts, "gpu_power_watts").is_number();
+  std::string md = "## agentperf report\n\n";
+  md += std::to_string(points.size()) + " run(s) in " + std::to_string(data["groups"].size()) +
+        " comparable group(s) (one model, GPU, workload and time scale each; frontiers are per group and kind). "
+        "agentperf " + data["version"].get<std::string>() + ".";
+  if (cost) md += " Cost at $" + num(opts["gpu_price_per_hour"], "%.2f") + " per GPU-hour.";
+  if (energy) md += " Energy at " + num(opts["gpu_power_watts"], "%.0f") + " W per GPU.";
+  md += "\n";
+  for (std::size_t gi = 0; gi < data["groups"].size(); ++gi) {
+    const auto& g = data["groups"][gi];
+    md += "\n### " + cell(g["label"].get<std::string>()) + "\n\n";
+    md += "| configuration | conc | tok/s/GPU | output tok/s/GPU | TTFT p50 ms | ITL p50 ms | tok/s/user p50 | E2EL p50 s |";
+    if (cost) md += " $/M tok |";
+    if (energy) md += " tok/J |";
+    md += " frontier |\n|---|---:|---:|---:|---:|---:|---:|---:|";
+    if (cost) md += "---:|";
+    if (energy) md += "---:|";
+    md += ":-:|\n";
+    for (const auto& s : g["series"])
+      for (const auto& i : s["points"]) {
+        const auto& p = points[i.get<std::size_t>()];
+        md += "| " + cell(s["label"].get<std::string>()) + " | " +
+              (p["concurrency"].is_number() ? std::to_string(p["concurrency"].get<int>()) : std::string("–")) + " | " +
+              num(p["tput_per_gpu"], "%.1f") + " | " + num(p["output_per_gpu"], "%.1f") + " | " +
+              num(p["ttft_p50"], "%.1f") + " | " + num(p["itl_p50"], "%.2f") + " | " +
+              num(pick(p["intvty"], "p50"), "%.1f") + " | " + num(pick(p["e2el_s"], "p50"), "%.2f") + " |";
+        if (cost) md += " " + num(pick(p, "cost_per_mtok"), "%.3f") + " |";
+        if (energy) md += " " + num(pick(p, "tokens_per_joule"), "%.2f") + " |";
+        md += std::string(p.value("on_frontier", false) ? " ★" : "") + " |\n";
+      }
+    bool header = false;
+    for (const auto& pr : data["pairs"]) {
+      if (pr["group"].get<std::size_t>() != gi) continue;
+      if (!header) {
+        md += "\nPrediction error (predicted − measured) / measured:\n\n"
+              "| configuration (measured) | conc | tok/s/GPU | TTFT p50 | ITL p50 |\n|---|---:|---:|---:|---:|\n";
+        header = true;
+      }
+      const auto& m = points[pr["measured"].get<std::size_t>()];
+      md += "| " + cell(m["series"].get<std::string>()) + " | " + std::to_string(pr["concurrency"].get<int>()) + " | " +
+            signed_pct(pr["error_pct"]["tput_per_gpu"]) + " | " + signed_pct(pr["error_pct"]["ttft_p50"]) + " | " +
+            signed_pct(pr["error_pct"]["itl_p50"]) + " |\n";
+    }
+  }
+  md += "\n<details><summary>What each run is</summary>\n\n";
+  for (const auto& p : points) {
+    const auto& d = p["description"];
+    md += "- `" + p["dir"].get<std::string>() + "`: " + p["kind"].get<std::string>();
+    for (const char* key : {"model", "served_model", "hardware", "tp", "ep", "dp", "engine", "engine_version", "recipe",
+                            "point", "concurrency", "request_rate", "kv_offload", "time_scale", "date", "agentperf_version"})
+      if (d.contains(key)) md += ", " + std::string(key) + " " + (d[key].is_string() ? d[key].get<std::string>() : d[key].dump());
+    if (d.contains("command_line") && !d["command_line"].get<std::string>().empty())
+      md += "; `" + d["command_line"].get<std::string>() + "`";
+    md += "\n";
+  }
+  md += "\n</details>\n";
+  return md;
+}
+
+}  // namespace agentperf::report

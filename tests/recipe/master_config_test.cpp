@@ -1,0 +1,513 @@
+// InferenceX master-config entries read as recipes (PATH#KEY): every
+// agentic entry of both master configs expands and plans, the mapping table,
+// the notes naming unmodelled fields, and one-line errors for bad keys.
+//
+// Test data: tests/data/inferencex/{nvidia,amd}-master-agentic.yaml, the
+// agentic-coding entries of configs/{nvidia,amd}-master.yaml copied verbatim
+// from github.com/SemiAnalysisAI/InferenceX @ 843c6254ff69 (extract_agentic.py).
+// Expected counts were taken from those files with PyYAML, not from this code:
+// nvidia 60 agentic entries (587 points, i.e. conc values over all rows; 37
+// multinode; 21 with DP attention on a worker or row that runs), amd 15 (159
+// points; 1 multinode); over both, the engines (single-node rows, and
+// multinode workers with num-worker > 0, at TP x PCP) form 100 distinct
+// (model, precision, GPU, TP, EP, DP attention), all of them for checkpoints
+// with a spec in data/models (Qwen3.5 FP8/NVFP4/NVFP4-V2/MXFP4, GLM-5.2
+// FP8/NVFP4/MXFP4, DeepSeek-V4-Pro FP4/FP8, Kimi-K3 FP4, MiniMax-M3
+// FP8/NVFP4/MXFP4); 49 of them are Qwen3.5 and GLM-5.2.
+#include "recipe/master_config.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <tuple>
+
+#include "common/error.h"
+#include "recipe/inferencex_map.h"
+#include "recipe/master_matrix.h"
+#include "recipe/point_engine_config.h"
+#include "sim/memory_plan.h"
+#include "sim/specs.h"
+#include "support/shell_run.h"
+
+using namespace agentperf;
+using namespace agentperf::recipe;
+
+namespace {
+const std::string kNvidia = std::string(AGENTPERF_TEST_DATA_DIR) + "/inferencex/nvidia-master-agentic.yaml";
+const std::string kAmd = std::string(AGENTPERF_TEST_DATA_DIR) + "/inferencex/amd-master-agentic.yaml";
+
+std::string write(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / ("agentperf_master_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+struct Outcome {
+  int code;
+  std::string output;
+};
+Outcome run_cli(const std::string& args) {
+  const std::string cmd = std::string(AGENTPERF_CLI_PATH) + " " + args + " 2>&1";
+  const auto r = agentperf::test_support::run_shell(cmd);
+  return {r.code, r.output};
+}
+bool has_note(const Recipe& r, const std::string& needle) {
+  for (const auto& n : r.notes)
+    if (n.find(needle) != std::string::npos) return true;
+  return false;
+}
+// A small master config: one entry per case, the rest of each entry valid.
+const char* kSmall = R"(fixed-only:
+  image: img
+  model: Qwen/Qwen3.5-397B-A17B-FP8
+  model-prefix: qwen3.5
+  precision: fp8
+  framework: sglang
+  runner: cluster:b200-dgxc
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - {isl: 1024, osl: 1024, search-space: [{tp: 8, conc-start: 4, conc-end: 64}]}
+vllm-dep:
+  image: img
+  model: Qwen/Qwen3.5-397B-A17B-FP8
+  model-prefix: qwen3.5
+  precision: fp8
+  framework: vllm
+  runner: cluster:b200-dgxc
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - dram-utilization: 0.5
+      search-space:
+      - {tp: 8, ep: 8, dp-attn: true, spec-decoding: mtp, kv-offloading: none, conc-start: 1, conc-end: 24,
+         router: {name: vllm-router, version: 0.1.14}}
+      - {tp: 4, pp: 2, kv-offloading: dram, kv-offload-backend: {name: vllm-simple}, conc-list: [8]}
+      - {tp: 8, dcp-size: 8, kv-offloading: none, conc-list: [2]}
+      - {tp: 4, pcp-size: 2, kv-offloading: none, conc-list: [2]}
+dynamo-disagg:
+  image: img
+  model: nvidia/GLM-5.2-NVFP4
+  model-prefix: glm5.2
+  precision: fp4
+  framework: dynamo-sglang
+  runner: cluster:gb200-nv
+  multinode: true
+  disagg: true
+  kv-p2p-transfer: nixl
+  scenarios:
+    agentic-coding:
+    - dram-utilization: 0.8
+      search-space:
+      - spec-decoding: mtp
+        kv-offloading: dram
+        kv-offload-backend: {name: hicache}
+        conc-list: [48]
+        prefill: {num-worker: 1, tp: 8, ep: 8, dp-attn: true, additional-settings: [CONFIG_FILE=recipes/x.yaml]}
+        decode: {num-worker: 4, tp: 4, ep: 1, dp-attn: false}
+colour:
+  image: img
+  model: m
+  model-prefix: m
+  precision: fp8
+  framework: sglang
+  runner: cluster:b200-dgxc
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - {tp: 8, kv-offloading: none, conc-list: [1], colour: red}
+moon:
+  image: img
+  model: m
+  model-prefix: m
+  precision: fp8
+  framework: sglang
+  runner: cluster:moon-base
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - {tp: 8, kv-offloading: none, conc-list: [1]}
+no-spec:
+  image: img
+  model: acme/NoSpec-1T
+  model-prefix: nospec
+  precision: fp8
+  framework: sglang
+  runner: cluster:b200-dgxc
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - {tp: 8, kv-offloading: none, conc-list: [1, 4, 8]}
+too-wide:
+  image: img
+  model: m
+  model-prefix: m
+  precision: fp8
+  framework: sglang
+  runner: cluster:gb200-nv
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - {tp: 8, kv-offloading: none, conc-list: [1]}
+)";
+}  // namespace
+
+TEST(MasterConfig, EveryAgenticEntryExpandsAndPlans) {
+  struct File {
+    std::string path;
+    std::size_t entries;
+    std::size_t points;
+    int multinode;
+  };
+  using Tuple = std::tuple<std::string, std::string, std::string, int, int, bool>;
+  std::set<Tuple> tuples, with_spec, planned;
+  int entries_with_spec = 0, plans = 0;
+  for (const File& f : {File{kNvidia, 60, 587, 37}, File{kAmd, 15, 159, 1}}) {
+    const MasterConfig mc(f.path);
+    const auto keys = mc.agentic_keys();
+    ASSERT_EQ(keys.size(), f.entries) << f.path;
+    EXPECT_EQ(mc.entry_count(), f.entries) << f.path;  // the copy holds only the agentic entries
+    std::size_t points = 0;
+    int multinode = 0;
+    for (const auto& key : keys) {
+      Recipe r;
+      ASSERT_NO_THROW(r = load_recipe(f.path + "#" + key)) << key;
+      EXPECT_EQ(r.name, key);
+      multinode += r.multinode;
+      std::vector<ExpandedPoint> ps;
+      ASSERT_NO_THROW(ps = expand(r)) << key;
+      points += ps.size();
+      std::set<std::string> names;
+      for (const auto& p : ps) EXPECT_TRUE(names.insert(p.exp_name).second) << key << ": exp_name repeats: " << p.exp_name;
+      const RunnerRow* runner = find_runner(r.runner);
+      ASSERT_NE(runner, nullptr) << r.runner;
+      std::optional<sim::ModelSpec> model;
+      std::optional<sim::HardwareSpec> hw;
+      if (!r.sim_model_spec.empty()) {
+        ++entries_with_spec;
+        model = sim::load_model_spec(r.sim_model_spec);
+        hw = sim::load_hardware_spec(r.sim_hardware_spec);
+      } else {
+        EXPECT_NE(r.sim_missing.find("no simulator model spec for " + r.model), std::string::npos) << r.sim_missing;
+      }
+      for (const auto& p : ps)
+        for (const auto& eng : engines_for(r, p, sim::EngineCosts{}, model ? &*model : nullptr, hw ? &*hw : nullptr)) {
+          const auto& w = eng.role == "decode" ? p.entry->decode : p.entry->prefill;
+          const int tp = w ? w->tp * w->pcp : p.entry->tp;
+          const int ep = w ? w->ep : p.entry->ep;
+          const bool dpa = w ? w->dp_attn : p.entry->dp_attn;
+          const Tuple t{r.model, r.precision, runner->hardware, tp, ep, dpa};
+          tuples.insert(t);
+          if (!model) continue;
+          with_spec.insert(t);
+          sim::MemoryPlan mp;
+          ASSERT_NO_THROW(mp = sim::plan_memory(eng.model ? *eng.model : *model, *hw, eng.config))
+              << key << " " << p.exp_name << " " << eng.role << " TP" << eng.config.tp;
+          EXPECT_GT(mp.kv_tokens, 100000) << key << " " << p.exp_name << " " << eng.role;
+          EXPECT_GT(mp.max_running_requests, 0) << key << " " << p.exp_name << " " << eng.role;
+          ++plans;
+          planned.insert(t);
+        }
+    }
+    EXPECT_EQ(points, f.points) << f.path;
+    EXPECT_EQ(multinode, f.multinode) << f.path;
+  }
+  EXPECT_EQ(tuples.size(), 100u);
+  EXPECT_EQ(with_spec.size(), 100u);
+  EXPECT_EQ(planned.size(), 100u);  // all of them: a regression (a spec that stops fitting) shows here
+  EXPECT_EQ(entries_with_spec, 75);
+  int qwen_glm = 0;
+  for (const auto& t : tuples)
+    qwen_glm += std::get<0>(t).find("Qwen3.5") != std::string::npos || std::get<0>(t).find("GLM-5.2") != std::string::npos;
+  EXPECT_EQ(qwen_glm, 49);
+  EXPECT_GT(plans, 0);
+
+  // `agentperf recipe matrix` counts the same.
+  auto rows = plan_matrix(MasterConfig(kNvidia));
+  const auto amd = plan_matrix(MasterConfig(kAmd));
+  rows.insert(rows.end(), amd.begin(), amd.end());
+  const auto c = coverage(rows);
+  EXPECT_EQ(c.entries, 75);
+  EXPECT_EQ(c.entries_with_spec, 75);
+  EXPECT_EQ(c.tuples, 100);
+  EXPECT_EQ(c.tuples_with_spec, 100);
+  EXPECT_EQ(c.tuples_planned, 100);
+  EXPECT_EQ(c.rows_not_fitting, 0);
+}
+
+TEST(MasterConfig, TheTableMapsCheckpointsAndRunners) {
+  // configs/runners.yaml hardware @ 843c6254ff69.
+  const auto* b200 = find_runner("cluster:b200-dgxc");
+  ASSERT_NE(b200, nullptr);
+  EXPECT_STREQ(b200->hardware, "b200");
+  EXPECT_EQ(b200->gpus_per_node, 8);
+  EXPECT_EQ(b200->available_cpu_dram_mib, 3095781);
+  const auto* gb200 = find_runner("cluster:gb200-nv");
+  ASSERT_NE(gb200, nullptr);
+  EXPECT_STREQ(gb200->hardware, "gb200");
+  EXPECT_EQ(gb200->gpus_per_node, 4);
+  EXPECT_EQ(gb200->available_cpu_dram_mib, 860160);
+  EXPECT_EQ(find_runner("cluster:h200-dgxc")->available_cpu_dram_mib, 1471356);
+  EXPECT_EQ(find_runner("cluster:mi355x-amds")->available_cpu_dram_mib, 3095781);
+  EXPECT_EQ(find_runner("cluster:nowhere"), nullptr);
+  EXPECT_STREQ(find_model_spec("nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "fp4")->spec, "qwen3.5-397b-a17b-nvfp4");
+  EXPECT_STREQ(find_model_spec("zai-org/GLM-5.2-FP8", "fp8")->spec, "glm-5.2-fp8");
+  EXPECT_EQ(find_model_spec("zai-org/GLM-5.2-FP8", "fp4"), nullptr);  // the precision is part of the key
+  EXPECT_STREQ(find_model_spec("deepseek-ai/DeepSeek-V4-Pro", "fp8")->spec, "deepseek-v4-pro-fp8");
+  EXPECT_EQ(find_model_spec("acme/NoSpec-1T", "fp8"), nullptr);
+  // Every row names a spec that exists.
+  for (const auto& row : model_spec_rows()) {
+    sim::ModelSpec m;
+    ASSERT_NO_THROW(m = sim::load_model_spec(row.spec)) << row.spec;
+    EXPECT_EQ(m.name, row.spec);
+  }
+  for (const auto& row : runner_rows()) {
+    if (*row.hardware) {
+      EXPECT_NO_THROW(sim::load_hardware_spec(row.hardware)) << row.runner;
+    }
+  }
+
+  // An entry takes them: Qwen3.5 NVFP4 on B200 at TP4 with HiCache, conc 72.
+  const auto r = load_recipe(kNvidia + "#qwen3.5-fp4-b200-sglang-agentic-mtp");
+  EXPECT_EQ(r.sim_model_spec, "qwen3.5-397b-a17b-nvfp4");
+  EXPECT_EQ(r.sim_hardware_spec, "b200");
+  EXPECT_EQ(r.gpus_per_node, 8);
+  EXPECT_EQ(r.available_cpu_dram_mib, 3095781);
+  EXPECT_EQ(r.replay_traces, "synth:cc-weka-256k");
+  EXPECT_TRUE(r.notes.empty());  // an SGLang single-node entry: nothing unmodelled
+  const auto ps = expand(r);
+  ASSERT_EQ(ps.size(), 32u);  // 15 + 5 + 5 + 7 concs
+  const auto& p = ps[19];     // TP4 + HiCache, conc 72
+  EXPECT_EQ(p.exp_name, "qwen3.5-fp4-b200-sglang-agentic-mtp_tp4_mtp_conc72_kvdram-hicache");
+  // floor(min(3,095,781, 2,861,022) x 2^20 x 0.8 x 4/8 / 1e9) = 1,199; H = floor((1,199 - 4) x 15 / 4 / 31) = 144
+  EXPECT_EQ(p.total_cpu_dram_gb, 1199);
+  EXPECT_EQ(p.hicache_size_gb, 144);
+  for (const char* flag : {"--tp 4 --ep-size 1", "--max-running-requests 144", "--cuda-graph-max-bs 64",
+                           "--hicache-size 144", "--speculative-num-draft-tokens 4", "--port {port}",
+                           "--model-path nvidia/Qwen3.5-397B-A17B-NVFP4"})
+    EXPECT_NE(p.command.find(flag), std::string::npos) << flag << " in " << p.command;
+
+  // A multinode prefill worker budgets DRAM for its GPUs on one node
+  // (generate_sweep_configs.py worker_gpus_per_node): GLM-5.2 on GB200, prefill
+  // TP8 over two 4-GPU trays: floor(860,160 x 2^20 x 0.8 x 4/4 / 1e9) = 721,
+  // H = floor((721 - 4) x 15 / 4 / 31) = 86.
+  const auto g = expand(load_recipe(kNvidia + "#glm5.2-fp4-gb200-dynamo-sglang-agentic-agg"));
+  ASSERT_FALSE(g.empty());
+  EXPECT_EQ(g[0].total_cpu_dram_gb, 721);
+  EXPECT_EQ(g[0].hicache_size_gb, 86);
+  EXPECT_EQ(g[0].exp_name, "glm5.2-fp4-gb200-dynamo-sglang-agentic-agg_p1x8_d0x8_mtp_conc1_kvdram-hicache");
+}
+
+TEST(MasterConfig, UnmodelledFieldsAreNamed) {
+  const auto file = write("small.yaml", kSmall);
+  const auto v = load_recipe(file + "#vllm-dep");
+  EXPECT_TRUE(has_note(v, "vllm-dep.framework: 'vllm': the simulator sizes and schedules it as SGLang")) << v.notes.front();
+  EXPECT_TRUE(has_note(v, "vllm-dep.scenarios.agentic-coding[0].search-space[0].dp-attn: true: planned as one DP rank"));
+  EXPECT_TRUE(has_note(v, "that DP attention replicates the attention weights on every rank is not modelled"));
+  EXPECT_TRUE(has_note(v, "search-space[0].router: vllm-router 0.1.14: the router is not modelled"));
+  EXPECT_TRUE(has_note(v, "search-space[1].pp: pipeline parallelism: weights are spread over TP x PP GPUs, but each rank "
+                          "is planned as holding the KV of every layer"));
+  EXPECT_TRUE(has_note(v, "search-space[1].kv-offload-backend: 'vllm-simple': host offload is planned as SGLang HiCache"));
+  EXPECT_TRUE(has_note(v, "search-space[2].dcp-size: decode context parallelism is not modelled"));
+  EXPECT_TRUE(has_note(v, "search-space[3].pcp-size: prefill context parallelism is not modelled"));
+  EXPECT_EQ(v.notes.size(), 7u);
+  for (const auto& n : v.notes) EXPECT_EQ(n.find('\n'), std::string::npos) << n;
+  // conc-start 1 .. conc-end 24 doubles, then takes the end: 1, 2, 4, 8, 16, 24.
+  EXPECT_EQ(v.agentic[0].search_space[0].conc_list, (std::vector<int>{1, 2, 4, 8, 16, 24}));
+  EXPECT_EQ(conc_range(3, 20), (std::vector<int>{3, 6, 12, 20}));
+  EXPECT_EQ(conc_range(4, 4), (std::vector<int>{4}));
+  // A vLLM command with DP attention: TP1 x DP8 with expert parallelism; the
+  // vllm-simple offload gets cpu_bytes_to_use_per_rank = DRAM GB x 1e9 / GPUs.
+  const auto vp = expand(v);
+  EXPECT_NE(vp[0].exp_name.find("_tp8ep8dpa_mtp_conc1"), std::string::npos) << vp[0].exp_name;
+  EXPECT_NE(vp[0].command.find("--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel"),
+            std::string::npos) << vp[0].command;
+  EXPECT_NE(vp[0].command.find(R"("method": "mtp", "num_speculative_tokens": 3)"), std::string::npos);
+  // b200-dgxc at 0.5, TP4 x PP2 = 8 GPUs: floor(2,861,022 x 2^20 x 0.5 x 8/8 / 1e9) = 1,499 GB over 8 ranks.
+  EXPECT_EQ(vp[6].total_cpu_dram_gb, 1499);
+  EXPECT_NE(vp[6].command.find("\"cpu_bytes_to_use_per_rank\": 187375000000"), std::string::npos) << vp[6].command;
+
+  // How the plan sizes a rank: DP attention (TP8 EP8: 8 ranks of attention
+  // TP1, 1/8 of the weights, ceil(2 x 24 / 8) = 6 running at conc 24) and
+  // PP (TP4 x PP2: KV over TP4, weights over 8 GPUs).
+  {
+    const auto m = sim::load_model_spec(v.sim_model_spec);
+    const auto h = sim::load_hardware_spec(v.sim_hardware_spec);
+    const auto dpa = engines_for(v, vp[5], sim::EngineCosts{}, &m, &h);
+    ASSERT_EQ(dpa.size(), 1u);
+    EXPECT_EQ(vp[5].conc, 24);
+    EXPECT_EQ(dpa[0].dp, 8);
+    EXPECT_EQ(dpa[0].config.tp, 1);
+    EXPECT_EQ(dpa[0].config.max_running_requests, 6);
+    ASSERT_TRUE(dpa[0].model.has_value());
+    EXPECT_NEAR(dpa[0].model->total_weight_bytes(), m.total_weight_bytes() / 8, 1.0);
+    const auto pp = engines_for(v, vp[6], sim::EngineCosts{}, &m, &h);
+    EXPECT_EQ(pp[0].config.tp, 4);
+    EXPECT_EQ(pp[0].gpus, 8);
+    EXPECT_EQ(pp[0].config.max_running_requests, 16);
+    ASSERT_TRUE(pp[0].model.has_value());
+    EXPECT_NEAR(pp[0].model->total_weight_bytes() / 4, m.total_weight_bytes() / 8, 1.0);
+  }
+
+  const auto d = load_recipe(file + "#dynamo-disagg");
+  EXPECT_TRUE(d.multinode);
+  EXPECT_TRUE(has_note(d, "dynamo-disagg.multinode: true: each worker pool"));
+  EXPECT_TRUE(has_note(d, "dynamo-disagg.disagg: true: prefill and decode workers are planned as separate engines; the KV transfer between them (nixl) is not modelled"));
+  EXPECT_TRUE(has_note(d, "search-space[0].prefill.dp-attn: true"));
+  EXPECT_TRUE(has_note(d, "search-space[0].prefill.additional-settings: CONFIG_FILE=recipes/x.yaml: the srt-slurm recipe is not read"));
+  EXPECT_TRUE(has_note(d, "dynamo-disagg.framework: 'dynamo-sglang'"));
+  EXPECT_TRUE(d.server_command.empty());
+  EXPECT_NE(d.server_missing.find("a multinode entry"), std::string::npos);
+  // The sweep refuses it, --dry-run too; the plan plans both workers.
+  EXPECT_NE(error_of([&] { require_sweepable(d, true); }).find("runs single-node entries only"), std::string::npos);
+  const auto model = sim::load_model_spec(d.sim_model_spec);
+  const auto hw = sim::load_hardware_spec(d.sim_hardware_spec);
+  const auto dp = expand(d);
+  ASSERT_EQ(dp.size(), 1u);
+  EXPECT_EQ(dp[0].exp_name, "dynamo-disagg_p1x8ep8dpa_d4x4_mtp_conc48_kvdram-hicache");
+  const auto engines = engines_for(d, dp[0], sim::EngineCosts{}, &model, &hw);
+  ASSERT_EQ(engines.size(), 2u);
+  // Prefill TP8 EP8 with DP attention: 8 DP ranks of attention TP1 on 8
+  // GPUs; one rank holds 1/8 of the weights and its own requests' whole KV,
+  // and runs ceil(2 x 48 / 8) = 12 requests.
+  EXPECT_EQ(engines[0].role, "prefill");
+  EXPECT_EQ(engines[0].config.tp, 1);
+  EXPECT_EQ(engines[0].dp, 8);
+  EXPECT_EQ(engines[0].gpus, 8);
+  EXPECT_EQ(engines[0].config.max_running_requests, 12);
+  ASSERT_TRUE(engines[0].model.has_value());
+  EXPECT_NEAR(engines[0].model->total_weight_bytes(), model.total_weight_bytes() / 8, 1.0);
+  EXPECT_TRUE(engines[0].config.hicache.enabled);  // InferenceX budgets offload for prefill only
+  // Decode: 4 engines of TP4, each running ceil(2 x 48 / 4) = 24.
+  EXPECT_EQ(engines[1].role, "decode");
+  EXPECT_EQ(engines[1].workers, 4);
+  EXPECT_EQ(engines[1].config.tp, 4);
+  EXPECT_EQ(engines[1].config.max_running_requests, 24);
+  EXPECT_FALSE(engines[1].model.has_value());
+  EXPECT_FALSE(engines[1].config.hicache.enabled);
+}
+
+TEST(MasterConfig, MalformedKeysAreOneLineErrors) {
+  const auto file = write("bad.yaml", kSmall);
+  auto one_line = [](const std::string& e) { return e.find('\n') == std::string::npos; };
+  auto e = error_of([&] { load_recipe(file + "#nope"); });
+  EXPECT_NE(e.find(file + ": no entry 'nope'"), std::string::npos) << e;
+  EXPECT_NE(e.find("agentperf recipe list " + file), std::string::npos) << e;
+  EXPECT_TRUE(one_line(e)) << e;
+  e = error_of([&] { load_recipe(file + "#vllm-deep"); });
+  EXPECT_NE(e.find("did you mean 'vllm-dep'?"), std::string::npos) << e;
+  e = error_of([&] { load_recipe(file + "#"); });
+  EXPECT_NE(e.find("no entry key after '#'"), std::string::npos) << e;
+  e = error_of([&] { load_recipe(file + "#fixed-only"); });
+  EXPECT_NE(e.find(file + ":10: fixed-only.scenarios: no agentic-coding scenario"), std::string::npos) << e;
+  e = error_of([&] { load_recipe(file + "#colour"); });
+  EXPECT_NE(e.find(file + ":60: colour.scenarios.agentic-coding[0].search-space[0].colour: unknown key"), std::string::npos) << e;
+  EXPECT_TRUE(one_line(e)) << e;
+  e = error_of([&] { load_recipe(file + "#moon"); });
+  EXPECT_NE(e.find("moon.runner: 'cluster:moon-base' has no row in the runner table"), std::string::npos) << e;
+  e = error_of([&] { load_recipe(file + "#too-wide"); });
+  EXPECT_NE(e.find("too-wide.scenarios.agentic-coding[0].search-space[0].tp: TP x PP x PCP = 8 must be in 1..4"),
+            std::string::npos) << e;
+  e = error_of([&] { load_recipe(file); });  // a master config without #KEY
+  EXPECT_NE(e.find("an InferenceX master config, not a recipe: name one of its entries as " + file + "#KEY"),
+            std::string::npos) << e;
+  e = error_of([&] { load_recipe("/nonexistent/master.yaml#k"); });
+  EXPECT_NE(e.find("cannot read master config '/nonexistent/master.yaml'"), std::string::npos) << e;
+}
+
+TEST(MasterConfig, EntriesWithoutASpecExpandButDoNotPlan) {
+  const auto file = write("nospec.yaml", kSmall);
+  const std::string ref = file + "#no-spec";
+  const auto r = load_recipe(ref);
+  EXPECT_EQ(expand(r).size(), 3u);
+  EXPECT_FALSE(r.server_command.empty());  // an SGLang entry: generated
+  const auto plan = run_cli("plan -q " + ref);
+  EXPECT_EQ(plan.code, 2) << plan.output;
+  EXPECT_NE(plan.output.find("agentperf: error: " + ref + ": no simulator model spec for acme/NoSpec-1T (precision fp8)"),
+            std::string::npos)
+      << plan.output;
+  EXPECT_EQ(std::count(plan.output.begin(), plan.output.end(), '\n'), 1) << plan.output;  // one line
+  const auto ok = run_cli("recipe expand " + ref);
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("3 points"), std::string::npos) << ok.output;
+  const auto dry = run_cli("sweep --dry-run " + ref + " -o /tmp/agentperf_master_never");
+  EXPECT_EQ(dry.code, 2) << dry.output;
+  EXPECT_NE(dry.output.find("(--dry-run needs one)"), std::string::npos) << dry.output;
+  const auto list = run_cli("recipe list " + kAmd);
+  EXPECT_EQ(list.code, 0) << list.output;
+  EXPECT_NE(list.output.find("15 of 15 entries have an agentic-coding scenario"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("glm5.2-fp8-mi325x-sglang-agentic-mtp"), std::string::npos);
+  // A multinode entry: a sweep refuses it in one line, the plan plans its workers.
+  const std::string multi = kNvidia + "#glm5.2-fp4-gb200-dynamo-sglang-agentic-disagg";
+  const auto sweep = run_cli("sweep --dry-run " + multi + " -o /tmp/agentperf_master_never");
+  EXPECT_EQ(sweep.code, 2) << sweep.output;
+  EXPECT_NE(sweep.output.find("a multinode entry (prefill/decode workers, dynamo-sglang)"), std::string::npos) << sweep.output;
+  const auto mplan = run_cli("plan -q " + multi);
+  EXPECT_EQ(mplan.code, 0) << mplan.output;
+  EXPECT_NE(mplan.output.find("_p1x4_d1x4_mtp_conc12_kvdram-hicache decode"), std::string::npos) << mplan.output;
+}
+
+TEST(MasterConfig, PoolsMatchHandDerivations) {
+  // MLA/DSA: GLM-5.2 NVFP4 on B300, TP8, MTP, HiCache (page 64), conc 16.
+  // Weights (38.0 + 407.7 + MTP 19.9) GB / 8 = 58.2 GB; rest = 288 x 0.8 - 58.2
+  // = 172.2 GB; KV per token 78 x (512 + 64 + 212) = 61,464 B, the draft's
+  // 788 B more: floor(172.2e9 / 62,252) = 2,766,176, down to whole pages of 64.
+  auto rows = plan_matrix(MasterConfig(kNvidia));
+  auto find = [&](const std::string& key, const std::string& shape) -> const MatrixRow& {
+    for (const auto& r : rows)
+      if (r.key == key && r.shape() == shape) return r;
+    ADD_FAILURE() << key << " " << shape;
+    return rows.front();
+  };
+  const auto& glm = find("glm5.2-fp4-b300-sglang-agentic-mtp", "TP8, mtp, dram (hicache)");
+  EXPECT_EQ(glm.plan.kv_tokens, static_cast<std::int64_t>(std::floor(172.2e9 / 62252.0)) / 64 * 64);
+  EXPECT_EQ(glm.plan.mamba_slots, 0);
+  EXPECT_EQ(glm.max_conc, 16);
+
+  // Hybrid: Qwen3.5 NVFP4 on B200, TP4, MTP, conc 64 (max running 128).
+  // Weights (19.6 + 1.0 + 217.4 + MTP 13.2 + its embed/head 4.068) GB / 4 =
+  // 63.817 GB; rest = 192.2 x 0.8 - 63.817 = 89.943 GB. State per request per
+  // rank: 45 x (12,288/4 x 3 x 2 + 64/4 x 128 x 128 x 2) = 24,422,400 B.
+  // Slots = floor(rest x 0.9/1.9 / (state x (1 + 4/3))) = 747; intermediates
+  // min(128, 747/3) x 4 states; KV per token 15 x 2 x 1 x 256 + draft 2 x 256.
+  const auto& qwen = find("qwen3.5-fp4-b200-sglang-agentic-mtp", "TP4, mtp");
+  const double rest = 192.2e9 * 0.8 - (19.6e9 + 1.0e9 + 217.4e9 + 13.2e9 + 4.068e9) / 4;
+  const double state = 45.0 * (12288 / 4 * 3 * 2 + 64 / 4 * 128 * 128 * 2);
+  const auto slots = static_cast<std::int64_t>(std::floor(rest * 0.9 / 1.9 / (state * (1 + 4.0 / 3))));
+  EXPECT_EQ(slots, 747);
+  EXPECT_EQ(qwen.plan.mamba_slots, slots);
+  const double kv_budget = rest - 128.0 * 4 * state - static_cast<double>(slots) * state;
+  EXPECT_EQ(qwen.plan.kv_tokens, static_cast<std::int64_t>(std::floor(kv_budget / (7680 + 512))));
+  EXPECT_EQ(qwen.plan.max_running_requests, 128);
+
+  // TensorRT-LLM sizing: Qwen3.5 NVFP4-V2 on one GB300 (prefill DEP1, conc 52):
+  // KV share 0.80 of what the 255.268 GB of weights leave of 288 GB.
+  const auto& trt = find("qwen3.5-fp4-gb300-dynamo-trt-agentic-disagg", "prefill 2x TP1 DPA, mtp");
+  const double w1 = 19.6e9 + 1.0e9 + 217.4e9 + 13.2e9 + 4.068e9;
+  const double rest1 = 0.8 * (288e9 - w1);
+  const double state1 = 45.0 * (12288 * 3 * 2 + 64 * 128 * 128 * 2);
+  const auto slots1 = static_cast<std::int64_t>(std::floor(rest1 * 0.9 / 1.9 / (state1 * (1 + 4.0 / 3))));
+  EXPECT_EQ(trt.plan.mamba_slots, slots1);
+  const double kv1 = rest1 - std::min<double>(104, slots1 / 3) * 4 * state1 - static_cast<double>(slots1) * state1;
+  EXPECT_NEAR(static_cast<double>(trt.plan.kv_tokens), std::floor(kv1 / (15 * 2 * 2 * 256 + 2 * 2 * 256)), 1.0);
+}
