@@ -25,7 +25,8 @@
 //    with max_tokens 1 (a primer: the server cache reaches the t* state),
 //    each primer's lead clamped to the system idle cap, so every lane's t*
 //    lands at one instant; then each lane sends its next
-//    --warmup-requests-per-lane turns with no delay and 1-token outputs;
+//    --warmup-requests-per-lane turns (the earliest by recorded start,
+//    fixed when the tree enters the stage) with no delay and 1-token outputs;
 //    then profiling resumes every stream at its recorded timestamp - t*,
 //    less the phase-wide minimum. A failed primer aborts the run, except a
 //    context overflow, which drops that trace's lanes (docs/agentx.md).

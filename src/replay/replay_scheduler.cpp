@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <tuple>
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -99,7 +100,50 @@ void ReplayScheduler::schedule_primers() {
 void ReplayScheduler::start_pressure(double t) {
   mode_ = Mode::pressure;
   for (auto& lp : lanes_)
+    if (lp) plan_pressure(*lp);
+  for (auto& lp : lanes_)
     if (lp) evaluate(*lp, t);
+}
+
+// Which turns of a play are warmup pressure requests: the lane's next K
+// calls (K: what is left of its quota) in recorded start order (ties: stream,
+// then turn), decided when the play enters the pressure stage. Deciding by
+// which stream's request came back first instead made the set depend on the
+// order of near-simultaneous completions (parallel subagents end in one
+// engine step): a race over HTTP that a virtual-time run settles its own
+// way, and the turns each stream hands off to profiling (so every handoff
+// offset) followed it. A planned turn still goes only once its stream's
+// previous turn and its dependencies are done.
+void ReplayScheduler::plan_pressure(Play& p) {
+  int& quota = lane_quota_[static_cast<std::size_t>(p.lane)];
+  struct Cand {
+    double t;
+    std::size_t s;
+    int k;
+  };
+  std::vector<Cand> cand;
+  for (std::size_t s = 0; s < p.st.size(); ++s) {
+    auto& ss = p.st[s];
+    ss.pressure_end = ss.next;
+    if (ss.finished) continue;
+    const auto& turns = p.tree.streams[s].turns;
+    for (int k = ss.next; k < static_cast<int>(turns.size()); ++k)
+      cand.push_back({turns[static_cast<std::size_t>(k)].call->t, s, k});
+  }
+  std::sort(cand.begin(), cand.end(),
+            [](const Cand& a, const Cand& b) { return std::tie(a.t, a.s, a.k) < std::tie(b.t, b.s, b.k); });
+  const std::size_t take = std::min(cand.size(), static_cast<std::size_t>(std::max(quota, 0)));
+  // Each stream's share is a prefix of its remaining turns.
+  for (std::size_t i = 0; i < take; ++i) ++p.st[cand[i].s].pressure_end;
+  quota -= static_cast<int>(take);
+}
+
+// Planned pressure turns a play will not send (it ended early): they go
+// back to the lane's quota for the next play.
+int ReplayScheduler::unused_pressure(const Play& p) const {
+  int n = 0;
+  for (const auto& ss : p.st) n += std::max(0, ss.pressure_end - ss.next);
+  return n;
 }
 
 // AIPerf agentic_replay.py finalize_phase -> _build_handoff_states and
@@ -218,6 +262,7 @@ void ReplayScheduler::start_play(int lane, double t, bool cut_at_t_star) {
   // scheduler's next turn, not here.
   if (lanes_[static_cast<std::size_t>(lane)]) retired_.push_back(std::move(lanes_[static_cast<std::size_t>(lane)]));
   lanes_[static_cast<std::size_t>(lane)] = std::move(p);
+  if (mode_ == Mode::pressure) plan_pressure(*raw);  // recycled during warmup: the rest of the lane's quota
   if (!cut_at_t_star) evaluate(*raw, t);
 }
 
@@ -234,13 +279,12 @@ bool ReplayScheduler::deps_met(const Play& p, int s) const {
 void ReplayScheduler::evaluate(Play& p, double t) {
   if (mode_ == Mode::primers) return;  // primers first; the rest waits for them
   bool all_finished = true;
-  int& quota = lane_quota_[static_cast<std::size_t>(p.lane)];
   for (std::size_t s = 0; s < p.st.size(); ++s) {
     auto& ss = p.st[s];
     if (!ss.finished) all_finished = false;
     if (!ss.spawned || ss.finished || ss.in_flight || ss.scheduled) continue;
     if (!deps_met(p, static_cast<int>(s))) continue;
-    if (mode_ == Mode::pressure && quota <= 0) continue;
+    if (mode_ == Mode::pressure && ss.next >= ss.pressure_end) continue;  // not one of its planned turns
     const auto& turn = p.tree.streams[s].turns[static_cast<std::size_t>(ss.next)];
     // The end-to-start delay counts from the previous completion (or the
     // spawn); a dependency met later holds the turn until then. Warmup
@@ -249,7 +293,6 @@ void ReplayScheduler::evaluate(Play& p, double t) {
     const double at = mode_ == Mode::pressure ? t
                       : ss.handoff_at >= 0    ? std::max(ss.handoff_at, t)
                                               : std::max(ss.ready_base + turn.start_delay_s, t);
-    if (mode_ == Mode::pressure) --quota;
     ss.scheduled = true;
     timers_.push_back({at, &p, static_cast<int>(s)});
   }
@@ -257,6 +300,7 @@ void ReplayScheduler::evaluate(Play& p, double t) {
   // is back, so no request in flight points at a retired play.
   if (all_finished && !p.ended && !p.dropped && p.in_flight == 0) {
     p.ended = true;
+    if (mode_ == Mode::pressure) lane_quota_[static_cast<std::size_t>(p.lane)] += unused_pressure(p);
     ++result_.plays_finished;
     start_play(p.lane, t);  // recycle: the next trace from turn 0
   }

@@ -47,6 +47,9 @@ struct StreamState {
   // the recorded clock (AIPerf's next_dispatch_offset_ms less the phase
   // minimum); negative when unset. Cleared once that turn is sent.
   double handoff_at = -1;
+  // Warmup pressure: the stream's turns before this index are its share of
+  // the lane's pressure quota (ReplayScheduler::plan_pressure).
+  int pressure_end = 0;
 };
 
 // One session tree held by a lane, from its first turn (or t*) until every
@@ -155,6 +158,8 @@ class ReplayScheduler {
   void begin_profiling(double t);
   void schedule_primers();
   void start_pressure(double t);
+  void plan_pressure(Play& p);
+  int unused_pressure(const Play& p) const;
   void handoff(double t);
   void snapshot(Play& p, int lane);
   void start_play(int lane, double t, bool cut_at_t_star = false);

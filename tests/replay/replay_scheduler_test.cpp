@@ -75,8 +75,10 @@ struct Run {
 
 // Virtual time: each request takes `latency` seconds, fails as `fail` says,
 // and the run is cut at `until` (or ends on its own).
+// reverse_ties: requests that end at one instant are handed back in the
+// reverse of the order they were sent (over HTTP that order is a race).
 Run drive(const replay::ReplayConfig& cfg, const std::vector<trace::WekaTrace>& traces, double latency, double until,
-          const Fail& fail = {}) {
+          const Fail& fail = {}, bool reverse_ties = false) {
   replay::ReplayScheduler sched(cfg, traces, replay::MarkerEncoding{});
   Run out;
   std::multimap<double, replay::Dispatch> in_flight;
@@ -106,12 +108,17 @@ Run drive(const replay::ReplayConfig& cfg, const std::vector<trace::WekaTrace>& 
                                  in_flight.empty() ? std::numeric_limits<double>::infinity() : in_flight.begin()->first);
     if (next > until) break;
     t = next;
+    std::vector<std::pair<double, replay::Dispatch>> ended;
     while (!in_flight.empty() && in_flight.begin()->first <= t) {
       auto node = in_flight.extract(in_flight.begin());
-      RequestRecord rec = node.mapped().rec;
+      ended.emplace_back(node.key(), std::move(node.mapped()));
+    }
+    if (reverse_ties) std::reverse(ended.begin(), ended.end());  // all end at t here (fixed latency)
+    for (auto& [at, d] : ended) {
+      RequestRecord rec = d.rec;
       if (fail)
-        if (auto e = fail(node.mapped())) rec.error = *e;
-      sched.complete(node.mapped(), std::move(rec), node.key());
+        if (auto e = fail(d)) rec.error = *e;
+      sched.complete(d, std::move(rec), at);
     }
   }
   out.result = std::move(sched.result());
@@ -492,5 +499,65 @@ TEST(ReplayScheduler, OverlappingBranchStartsWhenItsSpawningCallIsSent) {
     EXPECT_NEAR(run.sent[i].at, std::get<0>(want[i]), 1e-9) << i;
     EXPECT_EQ(run.sent[i].conversation, std::get<1>(want[i])) << i;
     EXPECT_EQ(run.sent[i].turn, std::get<2>(want[i])) << i;
+  }
+}
+
+// Warmup pressure takes each lane's next K calls in recorded start order,
+// whatever order simultaneous completions come back in. Root r0 (0 s)
+// spawns subagents A (calls at 2, 4, 6, 8 s) and B (2.5, 4.5, 6.5, 8.5 s),
+// joined by r1 (20 s). t* = 5 s: a0, a1, b0, b1 are history, a1 and b1 the
+// primers. K = 3: a2 (6), b2 (6.5), a3 (8) -- a2 and b2 go together and end
+// together; the third goes to a3 whichever of them comes back first (it
+// used to go to the stream handed back first, so the hand-off differed:
+// b3 (8.5 - 5 = 3.5 s) or a3 (3 s) opened profiling). Every call 0.5 s:
+// primers 0-5 s, pressure 5-6 s, handoff at 6 s. Profiling: b3 at the
+// handoff (the phase minimum), then r1 at its offset 20 - 5 - 3.5 = 11.5 s,
+// less 1 s of the system idle cap (idle since 6.5 s, cap 10 s).
+TEST(ReplayScheduler, PressureTurnsDoNotDependOnTheOrderOfSimultaneousCompletions) {
+  const char* j = R"({"id":"P","block_size":4,"requests":[
+    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":1},
+    {"type":"subagent","t":2,"agent_id":"A","requests":[
+      {"type":"n","t":2,"in":8,"out":1,"hash_ids":[0,5],"api_time":1},
+      {"type":"n","t":4,"in":12,"out":1,"hash_ids":[0,5,6],"api_time":1},
+      {"type":"n","t":6,"in":16,"out":1,"hash_ids":[0,5,6,7],"api_time":1},
+      {"type":"n","t":8,"in":20,"out":1,"hash_ids":[0,5,6,7,8],"api_time":1}]},
+    {"type":"subagent","t":2.5,"agent_id":"B","requests":[
+      {"type":"n","t":2.5,"in":8,"out":1,"hash_ids":[0,9],"api_time":1},
+      {"type":"n","t":4.5,"in":12,"out":1,"hash_ids":[0,9,10],"api_time":1},
+      {"type":"n","t":6.5,"in":16,"out":1,"hash_ids":[0,9,10,11],"api_time":1},
+      {"type":"n","t":8.5,"in":20,"out":1,"hash_ids":[0,9,10,11,12],"api_time":1}]},
+    {"type":"n","t":20,"in":8,"out":1,"hash_ids":[0,1],"api_time":1}]})";
+  auto c = base_config(1);
+  c.t_star_min = c.t_star_max = 0.25;  // of the 0..20 s span of starts: t* = 5 s
+  c.warmup_requests_per_lane = 3;
+  const auto traces = parse({j});
+  using Key = std::tuple<std::string, int, Phase, bool>;
+  auto sends = [](const ::Run& r) {
+    std::set<Key> s;
+    for (const auto& x : r.sent) s.insert({x.conversation, x.turn, x.phase, x.primer});
+    return s;
+  };
+  const auto in_order = drive(c, traces, 0.5, 16.9);  // before the lane recycles (17 s)
+  const auto reversed = drive(c, traces, 0.5, 16.9, {}, true);
+  const std::set<Key> want = {
+      {"P", 0, Phase::warmup, true},           {"P::sa:A", 1, Phase::warmup, true},
+      {"P::sa:B", 1, Phase::warmup, true},     {"P::sa:A", 2, Phase::warmup, false},
+      {"P::sa:B", 2, Phase::warmup, false},    {"P::sa:A", 3, Phase::warmup, false},
+      {"P::sa:B", 3, Phase::profiling, false}, {"P", 1, Phase::profiling, false},
+  };
+  EXPECT_EQ(sends(in_order), want);
+  EXPECT_EQ(sends(reversed), want);
+  // The same profiling schedule either way: b3 at the handoff, r1 10.5 s later.
+  for (const ::Run* r : {&in_order, &reversed}) {
+    std::vector<std::pair<std::string, double>> prof;
+    for (const auto& x : r->sent)
+      if (x.phase == Phase::profiling) prof.emplace_back(x.conversation, x.at - r->profile_start);
+    ASSERT_EQ(prof.size(), 2u);
+    EXPECT_EQ(prof[0].first, "P::sa:B");
+    EXPECT_NEAR(prof[0].second, 0.0, 1e-9);
+    EXPECT_EQ(prof[1].first, "P");
+    EXPECT_NEAR(prof[1].second, 10.5, 1e-9);
+    EXPECT_NEAR(r->profile_start, 6.0, 1e-9);
+    EXPECT_EQ(r->result.warmup_pressure, 3);
   }
 }
