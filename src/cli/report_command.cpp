@@ -17,6 +17,7 @@ struct ReportCommand {
   std::string output = "report.html";
   std::string markdown;  // empty: the HTML file's name with .md
   report::ReportOptions opts;
+  std::vector<std::string> gpu_metrics;  // DIR=FILE, or FILE with one result directory
 };
 
 namespace {
@@ -41,13 +42,28 @@ std::shared_ptr<ReportCommand> add_report_command(CLI::App& app) {
       ->check(real_in(0, 1e6, true));
   rc->cmd->add_option("--gpu-power-watts", rc->opts.gpu_power_watts, "Watts drawn per GPU: adds tokens per joule")
       ->check(real_in(0, 1e5, true));
+  rc->cmd->add_option("--gpu-metrics", rc->gpu_metrics,
+                      "DIR=CSV: GPU telemetry of a result directory (nvidia-smi --format=csv, or AIPerf's "
+                      "gpu_telemetry_export.jsonl); default: the directory's gpu_metrics.csv")
+      ->allow_extra_args(false);
   return rc;
 }
 
 int execute_report_command(ReportCommand& rc) {
   if (!rc.cmd->parsed()) return -1;
+  for (const auto& g : rc.gpu_metrics) {
+    const auto eq = g.find('=');
+    if (eq == std::string::npos) {
+      if (rc.dirs.size() != 1)
+        throw UserError("--gpu-metrics " + g + ": name the result directory it belongs to, as DIR=" + g);
+      rc.opts.gpu_metrics[rc.dirs[0]] = g;
+    } else {
+      rc.opts.gpu_metrics[g.substr(0, eq)] = g.substr(eq + 1);
+    }
+  }
   const auto data = report::report_data(rc.dirs, rc.opts);
   const std::string html = report::render_report(data);
+  for (const auto& w : data["warnings"]) std::fprintf(stderr, "report: %s\n", w.get<std::string>().c_str());
   write_file_atomically(rc.output, html);
   const std::string md_path = rc.markdown.empty() ? markdown_path(rc.output) : rc.markdown;
   write_file_atomically(md_path, report::render_markdown(data));

@@ -29,6 +29,8 @@ nlohmann::ordered_json RunDescription::to_json() const {
   put("spec_decoding", spec_decoding);
   put("workload", workload);
   put("time_scale", time_scale);
+  put("gpu_price_per_hour", gpu_price_per_hour);
+  put("gpu_power_watts", gpu_power_watts);
   j["date"] = date.empty() ? iso_local(wall_ns()) : date;
   j["command_line"] = command_line;
   j["agentperf_version"] = std::string(version());
@@ -63,6 +65,8 @@ RunDescription RunDescription::from_json(const nlohmann::json& j) {
   str("spec_decoding", d.spec_decoding);
   str("workload", d.workload);
   num("time_scale", d.time_scale);
+  num("gpu_price_per_hour", d.gpu_price_per_hour);
+  num("gpu_power_watts", d.gpu_power_watts);
   if (j.contains("date") && j["date"].is_string()) d.date = j["date"].get<std::string>();
   if (j.contains("command_line") && j["command_line"].is_string()) d.command_line = j["command_line"].get<std::string>();
   return d;

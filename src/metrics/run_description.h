@@ -33,6 +33,10 @@ struct RunDescription {
   // --time-scale 4 runs 4x faster, so its throughputs are 4x and its
   // latencies a quarter of the modelled engine's. 1: real (or virtual) time.
   std::optional<double> time_scale;
+  // What a GPU of the deployment costs and draws (a sweep recipe's `cost`
+  // block): the report's cost per million tokens and tokens per joule.
+  std::optional<double> gpu_price_per_hour;  // $ per GPU-hour
+  std::optional<double> gpu_power_watts;     // W per GPU
   std::string date;          // ISO 8601, local time; empty: now, when written
   std::string command_line;  // the command that made the run (argv joined)
 

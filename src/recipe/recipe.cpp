@@ -91,7 +91,7 @@ Recipe load_recipe(const std::string& path) {
   r.source = path;
   Node root(doc, "", r.source);
   root.only({"name", "image", "model", "model-prefix", "precision", "framework", "runner", "hardware", "sim",
-             "scenarios", "server", "replay"});
+             "scenarios", "server", "replay", "cost"});
   r.name = root.get<std::string>("name", "a string");
   r.image = root.get<std::string>("image", "a container image", std::string());
   r.model = root.get<std::string>("model", "a model id");
@@ -105,6 +105,18 @@ Recipe load_recipe(const std::string& path) {
     r.gpus_per_node = h.get<int>("gpus-per-node", "an integer", 8);
     r.available_cpu_dram_mib = h.get<std::int64_t>("available-cpu-dram-mib", "an integer (MiB)", std::int64_t{0});
     if (r.gpus_per_node < 1) h["gpus-per-node"].fail("must be at least 1");
+  }
+  if (root.has("cost")) {
+    auto c = root["cost"];
+    c.only({"gpu-price-per-hour", "gpu-power-watts"});
+    if (c.has("gpu-price-per-hour")) {
+      r.gpu_price_per_hour = c.get<double>("gpu-price-per-hour", "dollars per GPU-hour");
+      if (!(*r.gpu_price_per_hour > 0)) c["gpu-price-per-hour"].fail("must be > 0 dollars per GPU-hour");
+    }
+    if (c.has("gpu-power-watts")) {
+      r.gpu_power_watts = c.get<double>("gpu-power-watts", "watts per GPU");
+      if (!(*r.gpu_power_watts > 0)) c["gpu-power-watts"].fail("must be > 0 watts per GPU");
+    }
   }
   if (root.has("sim")) {
     auto s = root["sim"];

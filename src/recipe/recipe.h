@@ -61,6 +61,10 @@ struct Recipe {
   double replay_system_idle_cap_s = 10;
   std::string replay_endpoint_type = "completions";  // token-id prompts need no tokenizer
   double server_startup_timeout_s = 1800;  // `server.startup-timeout`: readiness wait (weights load)
+  // `cost`: what a GPU of the deployment costs and draws, carried into each
+  // point's run description for the report (cost per million tokens, tokens per joule).
+  std::optional<double> gpu_price_per_hour;  // $ per GPU-hour
+  std::optional<double> gpu_power_watts;     // W per GPU
 
   // Set when the recipe is an InferenceX master-config entry (PATH#KEY,
   // recipe/master_config.h).

@@ -12,6 +12,7 @@
 #include "metrics/metric_table.h"
 #include "metrics/run_description.h"
 #include "metrics/stats.h"
+#include "report/gpu_telemetry.h"
 #include "report/web_assets.h"
 
 namespace agentperf::report {
@@ -139,10 +140,33 @@ json server_timeline(const fs::path& file, std::int64_t t0) {
           {"host_cache_pct", any_host ? host : json(nullptr)}};
 }
 
+// The same directory however it was written (results/c8, ./results/c8/).
+bool same_dir(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  std::error_code ea, eb;
+  const auto ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(b, eb);
+  return !ea && !eb && ca == cb;
+}
+
+// A result directory's GPU telemetry: --gpu-metrics, else its own file.
+std::string telemetry_file(const std::string& dir, const ReportOptions& opts) {
+  for (const auto& [d, file] : opts.gpu_metrics)
+    if (same_dir(d, dir)) return file;
+  for (const char* name : {"gpu_metrics.csv", "gpu_telemetry_export.jsonl"})
+    if (fs::exists(fs::path(dir) / name)) return (fs::path(dir) / name).string();
+  return "";
+}
+
 }  // namespace
 
 json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts) {
-  json data = {{"version", std::string(version())}, {"points", json::array()}, {"runs", json::array()}};
+  for (const auto& [d, file] : opts.gpu_metrics) {
+    if (std::none_of(dirs.begin(), dirs.end(), [&](const std::string& x) { return same_dir(x, d); }))
+      throw UserError("--gpu-metrics " + d + "=" + file + ": '" + d + "' is not one of the result directories");
+    if (!fs::exists(file)) throw UserError("--gpu-metrics " + d + "=" + file + ": no such file");
+  }
+  json data = {{"version", std::string(version())}, {"points", json::array()}, {"runs", json::array()},
+               {"warnings", json::array()}};
   data["options"] = {{"gpu_price_per_hour", opts.gpu_price_per_hour ? json(*opts.gpu_price_per_hour) : json(nullptr)},
                      {"gpu_power_watts", opts.gpu_power_watts ? json(*opts.gpu_power_watts) : json(nullptr)}};
   for (const auto& dir : dirs) {
@@ -256,10 +280,59 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
                   {"ttft_p50", ttft.empty() ? 0.0 : pct_block(ttft, false)["p50"].get<double>()},
                   {"itl_p50", itl.empty() ? 0.0 : pct_block(itl, false)["p50"].get<double>()},
                   {"cache_hit", isl > 0 ? cached / isl : 0.0}};
+    // GPU telemetry: its mean power over the profiling window, and its
+    // series on the run's time axis.
+    json gpu = nullptr;
+    std::optional<MeanPower> measured_power;
+    if (const std::string tf = telemetry_file(dir, opts); !tf.empty()) {
+      const GpuTelemetry tel = read_gpu_telemetry(tf);
+      std::string why;
+      if (ok > 0) measured_power = mean_power(tel, first, last, &why);
+      else why = "no profiling request";
+      gpu = {{"file", tf}, {"gpus", telemetry_series(tel, t0, static_cast<double>(t1 - t0) / 1e9)}};
+      if (gpu["gpus"].empty()) why = "no sample of " + tf + " falls within the run (another clock or time zone? nvidia-smi writes local time: set TZ)";
+      if (measured_power) {
+        gpu["mean_power_w"] = measured_power->total_w;
+        gpu["power_gpus"] = measured_power->gpus;
+      } else {
+        gpu["note"] = why;
+        data["warnings"].push_back(name + ": GPU telemetry " + tf + ": " + why);
+      }
+    }
     // Dollars per million (input + output) tokens: a GPU-hour serves
-    // tput x 3600 tokens. Tokens per joule: tokens/s per GPU over watts per GPU.
-    if (opts.gpu_price_per_hour && tput > 0) point["cost_per_mtok"] = *opts.gpu_price_per_hour / (tput * 3600) * 1e6;
-    if (opts.gpu_power_watts && *opts.gpu_power_watts > 0) point["tokens_per_joule"] = tput / *opts.gpu_power_watts;
+    // tput x 3600 tokens. Price: the flag, else the run description's.
+    std::optional<double> price = opts.gpu_price_per_hour;
+    std::string price_source = "--gpu-price-per-hour";
+    if (!price && desc.contains("gpu_price_per_hour") && desc["gpu_price_per_hour"].is_number()) {
+      price = desc["gpu_price_per_hour"].get<double>();
+      price_source = "recipe";
+    }
+    if (price && tput > 0) {
+      point["cost_per_mtok"] = cost_per_million_tokens(*price, tput);
+      point["gpu_price_per_hour"] = *price;
+      point["price_source"] = price_source;
+    }
+    // Tokens per joule: tokens/s over watts, all GPUs. Power: the flag (W per
+    // GPU), else the telemetry's measured mean (all its GPUs), else the run
+    // description's (W per GPU).
+    std::optional<double> watts;
+    std::string power_source;
+    if (opts.gpu_power_watts && *opts.gpu_power_watts > 0) {
+      watts = *opts.gpu_power_watts * gpus;
+      power_source = "--gpu-power-watts";
+    } else if (measured_power && measured_power->total_w > 0) {
+      watts = measured_power->total_w;
+      power_source = "telemetry";
+    } else if (desc.contains("gpu_power_watts") && desc["gpu_power_watts"].is_number() &&
+               desc["gpu_power_watts"].get<double>() > 0) {
+      watts = desc["gpu_power_watts"].get<double>() * gpus;
+      power_source = "recipe";
+    }
+    if (watts && tput > 0) {
+      point["tokens_per_joule"] = tokens_per_joule(tput * gpus, *watts);
+      point["power_w"] = *watts;
+      point["power_source"] = power_source;
+    }
     data["points"].push_back(point);
 
     // Timeline (1 s bins) and lanes, over all phases, from the run's start.
@@ -302,7 +375,8 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
                             {"hist", {{"ISL", histogram(isls, 20)}, {"OSL", histogram(osls, 20)}}},
                             {"timeline", {{"t", t}, {"rps", rps}, {"otps", otps}, {"in_flight", inflight}}},
                             {"lanes", lane_list},
-                            {"server", server}});
+                            {"server", server},
+                            {"gpu", gpu}});
   }
   group_points(data);
   return data;

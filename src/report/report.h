@@ -13,8 +13,14 @@
 // E2E-normalised interactivity or end-to-end latency; latency CDFs on log
 // axes and percentile bars per metric; per run, each request's TTFT and ITL
 // over time aligned with the server-metric timelines, ISL/OSL histograms and
-// lanes; and a table of every point.
+// lanes; GPU power, utilisation and memory per GPU on the same time axis
+// when the run has GPU telemetry; and a table of every point.
+//
+// Price and power per point: the flags, else the run description's (a
+// sweep recipe's `cost` block); power, when no flag gives it, is the GPU
+// telemetry's mean over the profiling window before the run description's.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +33,10 @@ struct ReportOptions {
   int gpus = 0;  // 0: from the results (run description, replay --gpus), else 1
   std::optional<double> gpu_price_per_hour;  // $ per GPU-hour: cost per million tokens
   std::optional<double> gpu_power_watts;     // W per GPU: tokens per joule
+  // GPU telemetry per result directory (as given on the command line), from
+  // --gpu-metrics DIR=FILE; a directory not named here uses its own
+  // gpu_metrics.csv, else gpu_telemetry_export.jsonl (gpu_telemetry.h).
+  std::map<std::string, std::string> gpu_metrics;
 };
 
 // The data the page renders (exposed for tests).

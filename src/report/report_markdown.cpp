@@ -42,23 +42,35 @@ const json& pick(const json& j, const char* key) {
 std::string render_markdown(const json& data) {
   const auto& points = data["points"];
   const auto& opts = data.contains("options") ? data["options"] : json::object();
-  const bool cost = pick(opts, "gpu_price_per_hour").is_number(), energy = pick(opts, "gpu_power_watts").is_number();
+  // Columns when any point has a price or a power (flags, recipe, telemetry).
+  bool cost = false, energy = false;
+  for (const auto& p : points) {
+    cost = cost || p.contains("cost_per_mtok");
+    energy = energy || p.contains("tokens_per_joule");
+  }
   std::string md = "## agentperf report\n\n";
   md += std::to_string(points.size()) + " run(s) in " + std::to_string(data["groups"].size()) +
         " comparable group(s) (one model, GPU, workload and time scale each; frontiers are per group and kind). "
         "agentperf " + data["version"].get<std::string>() + ".";
-  if (cost) md += " Cost at $" + num(opts["gpu_price_per_hour"], "%.2f") + " per GPU-hour.";
-  if (energy) md += " Energy at " + num(opts["gpu_power_watts"], "%.0f") + " W per GPU.";
+  if (pick(opts, "gpu_price_per_hour").is_number())
+    md += " Cost at $" + num(opts["gpu_price_per_hour"], "%.2f") + " per GPU-hour (--gpu-price-per-hour).";
+  else if (cost)
+    md += " Cost at each recipe's GPU price.";
+  if (pick(opts, "gpu_power_watts").is_number())
+    md += " Energy at " + num(opts["gpu_power_watts"], "%.0f") + " W per GPU (--gpu-power-watts).";
+  else if (energy)
+    md += " Energy from each run's GPU telemetry (mean power over its profiling window, all GPUs), else its recipe's "
+          "power per GPU: the W column says which.";
   md += "\n";
   for (std::size_t gi = 0; gi < data["groups"].size(); ++gi) {
     const auto& g = data["groups"][gi];
     md += "\n### " + cell(g["label"].get<std::string>()) + "\n\n";
     md += "| configuration | conc | tok/s/GPU | output tok/s/GPU | TTFT p50 ms | ITL p50 ms | tok/s/user p50 | E2EL p50 s |";
     if (cost) md += " $/M tok |";
-    if (energy) md += " tok/J |";
+    if (energy) md += " tok/J | W (from) |";
     md += " frontier |\n|---|---:|---:|---:|---:|---:|---:|---:|";
     if (cost) md += "---:|";
-    if (energy) md += "---:|";
+    if (energy) md += "---:|---:|";
     md += ":-:|\n";
     for (const auto& s : g["series"])
       for (const auto& i : s["points"]) {
@@ -69,7 +81,10 @@ std::string render_markdown(const json& data) {
               num(p["ttft_p50"], "%.1f") + " | " + num(p["itl_p50"], "%.2f") + " | " +
               num(pick(p["intvty"], "p50"), "%.1f") + " | " + num(pick(p["e2el_s"], "p50"), "%.2f") + " |";
         if (cost) md += " " + num(pick(p, "cost_per_mtok"), "%.3f") + " |";
-        if (energy) md += " " + num(pick(p, "tokens_per_joule"), "%.2f") + " |";
+        if (energy)
+          md += " " + num(pick(p, "tokens_per_joule"), "%.2f") + " | " +
+                (p.contains("power_source") ? num(p["power_w"], "%.0f") + " (" + p["power_source"].get<std::string>() + ")"
+                                            : std::string("–")) + " |";
         md += std::string(p.value("on_frontier", false) ? " ★" : "") + " |\n";
       }
     bool header = false;
@@ -91,7 +106,7 @@ std::string render_markdown(const json& data) {
     const auto& d = p["description"];
     md += "- `" + p["dir"].get<std::string>() + "`: " + p["kind"].get<std::string>();
     for (const char* key : {"model", "served_model", "hardware", "tp", "ep", "dp", "engine", "engine_version", "recipe",
-                            "point", "concurrency", "request_rate", "kv_offload", "time_scale", "date", "agentperf_version"})
+                            "point", "concurrency", "request_rate", "kv_offload", "time_scale", "gpu_price_per_hour", "gpu_power_watts", "date", "agentperf_version"})
       if (d.contains(key)) md += ", " + std::string(key) + " " + (d[key].is_string() ? d[key].get<std::string>() : d[key].dump());
     if (d.contains("command_line") && !d["command_line"].get<std::string>().empty())
       md += "; `" + d["command_line"].get<std::string>() + "`";

@@ -552,6 +552,8 @@ class Sweep {
     d.kv_offload = p.entry->kv_offloading;
     d.spec_decoding = p.entry->spec_decoding;
     d.workload = "traces " + source_;
+    d.gpu_price_per_hour = recipe_.gpu_price_per_hour;
+    d.gpu_power_watts = recipe_.gpu_power_watts;
     return d;
   }
 

@@ -92,6 +92,20 @@ TEST(Recipe, ErrorsNameTheKeyAndLine) {
   EXPECT_THROW(load_recipe("/nonexistent/recipe.yaml"), UserError);
 }
 
+TEST(Recipe, CostBlockGivesPriceAndPowerPerGpu) {
+  const std::string entry = "        - {tp: 4, kv-offloading: none, conc-list: [1]}\n";
+  auto r = load_recipe(write("cost.yaml", std::string(kBase) + entry + "cost: {gpu-price-per-hour: 2.5, gpu-power-watts: 1000}\n"));
+  EXPECT_DOUBLE_EQ(*r.gpu_price_per_hour, 2.5);
+  EXPECT_DOUBLE_EQ(*r.gpu_power_watts, 1000);
+  r = load_recipe(write("nocost.yaml", std::string(kBase) + entry));
+  EXPECT_FALSE(r.gpu_price_per_hour.has_value());
+  EXPECT_FALSE(r.gpu_power_watts.has_value());
+  auto e = error_of(std::string(kBase) + entry + "cost: {gpu-price: 2.5}\n");
+  EXPECT_NE(e.find("cost.gpu-price: unknown key"), std::string::npos) << e;
+  e = error_of(std::string(kBase) + entry + "cost: {gpu-power-watts: -5}\n");
+  EXPECT_NE(e.find("cost.gpu-power-watts: must be > 0"), std::string::npos) << e;
+}
+
 TEST(Recipe, ABudgetThatCannotFitIsAnError) {
   auto path = write("tiny.yaml", std::string(R"(name: r
 model: m

@@ -4,7 +4,12 @@
 #   pred_c8, meas_c8    sim predict and a real-time run of the same point:
 #                       a predicted/measured pair                 (group 2)
 #   live                a run of the simulator at 10x time scale  (group 3, marked)
-#   sweep/*             sweep --dry-run of the shipped simulator recipe (group 4)
+#   sweep/*             sweep --dry-run of the shipped simulator recipe with a
+#                       cost block (gpu-price-per-hour 3, gpu-power-watts 1000)  (group 4)
+# GPU telemetry (write_gpu_metrics.mjs, nvidia-smi's CSV): meas_c8 two GPUs
+# through --gpu-metrics, live one GPU as its own gpu_metrics.csv. The report
+# gets --gpu-price-per-hour (over the recipe's price) and no power flag: power
+# comes from the telemetry (meas_c8, live) and the recipe (the sweep points).
 # Inputs: AGENTPERF, NODE, SCRIPT, MODULES, WORK, RECIPE.
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -24,7 +29,19 @@ agentperf("agentperf run (real time)" run --time-scale 1 -c 8 -n 60 --isl 512 --
 # A live run of the embedded simulator, with its server metrics scraped.
 agentperf("agentperf run (time scale 10)" run --time-scale 10 -n 60 --warmup-request-count 0 --server-metrics-interval 0.2 -q
           -o "${WORK}/live")
-agentperf("sweep --dry-run" sweep "${RECIPE}" --dry-run -o "${WORK}/sweep")
+file(READ "${RECIPE}" recipe_text)
+file(WRITE "${WORK}/recipe-with-cost.yaml" "${recipe_text}\ncost: {gpu-price-per-hour: 3, gpu-power-watts: 1000}\n")
+agentperf("sweep --dry-run" sweep "${WORK}/recipe-with-cost.yaml" --dry-run -o "${WORK}/sweep")
+get_filename_component(script_dir "${SCRIPT}" DIRECTORY)
+foreach(telemetry "meas_c8;${WORK}/meas_c8_gpu.csv;2" "live;${WORK}/live/gpu_metrics.csv;1")
+  list(GET telemetry 0 run)
+  list(GET telemetry 1 csv)
+  list(GET telemetry 2 gpus)
+  execute_process(COMMAND "${NODE}" "${script_dir}/write_gpu_metrics.mjs" "${WORK}/${run}" "${csv}" ${gpus} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "writing the GPU metrics of ${run} failed (${rc})")
+  endif()
+endforeach()
 file(GLOB sweep_entries LIST_DIRECTORIES true "${WORK}/sweep/*")
 set(sweep_points "")
 foreach(e IN LISTS sweep_entries)
@@ -35,7 +52,7 @@ endforeach()
 list(LENGTH sweep_points n_sweep)
 execute_process(COMMAND "${AGENTPERF}" report "${WORK}/pred_c4" "${WORK}/pred_c16" "${WORK}/pred_c8" "${WORK}/meas_c8"
                         "${WORK}/live" ${sweep_points} -o "${WORK}/report.html" --gpu-price-per-hour 2.5
-                        --gpu-power-watts 700
+                        --gpu-metrics "${WORK}/meas_c8=${WORK}/meas_c8_gpu.csv"
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "agentperf report failed (${rc})")
@@ -45,7 +62,7 @@ if(NOT EXISTS "${WORK}/report.md")
 endif()
 math(EXPR points "5 + ${n_sweep}")
 execute_process(COMMAND "${NODE}" "${SCRIPT}" "${MODULES}" "${WORK}/report.html"
-                        "{\"points\": ${points}, \"runs\": ${points}, \"groups\": 4, \"pairs\": 1, \"scaled_groups\": 1, \"server_runs\": 2}"
+                        "{\"points\": ${points}, \"runs\": ${points}, \"groups\": 4, \"pairs\": 1, \"scaled_groups\": 1, \"server_runs\": 2, \"gpu_runs\": {\"meas_c8\": 2, \"live\": 1}, \"power_sources\": {\"telemetry\": 2, \"recipe\": ${n_sweep}}, \"priced\": ${points}}"
                         "${WORK}"
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

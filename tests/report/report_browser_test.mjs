@@ -3,9 +3,12 @@
 // labelled with its concurrency (the label's pixels are on the chart's
 // canvas), the time-scaled group marked, the predicted/measured pairs, one
 // log-x CDF per metric, per-run charts on one time axis; then switches the
-// axes and saves screenshots (the page and its Pareto section).
+// axes and saves screenshots (the page and its Pareto section). GPU
+// telemetry: per run that has it, power, utilisation and memory charts with
+// one series per GPU on the run's time axis; every point's power source.
 // usage: node report_browser_test.mjs NODE_MODULES_DIR REPORT.html EXPECT_JSON SCREENSHOT_DIR
-//   EXPECT_JSON: {"points": N, "runs": N, "groups": N, "pairs": N, "scaled_groups": N, "server_runs": N}
+//   EXPECT_JSON: {"points": N, "runs": N, "groups": N, "pairs": N, "scaled_groups": N, "server_runs": N,
+//                 "gpu_runs": {RUN_NAME_PREFIX: GPUS, ...}, "power_sources": {SOURCE: N, ...}, "priced": N}
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { resolve, join } from "node:path";
@@ -97,6 +100,40 @@ try {
     if (r.isl !== r.n || r.osl !== r.n) fail(`run ${i}: histograms count ${r.isl}/${r.osl} of ${r.n} requests`);
     if (!r.tagged) fail(`run ${i}: not tagged measured/predicted`);
   });
+  // GPU telemetry: three charts per run that has it, a series per GPU, on the run's time axis.
+  const gpu = await page.evaluate(() => REPORT.runs.map((r, i) => {
+    const c = (id) => { const u = window.__uplots[`run-${i}-gpu-${id}`]; return u && { series: u.series.length - 1, x: [u.scales.x.min, u.scales.x.max] }; };
+    const req = window.__uplots[`run-${i}-requests`];
+    return { name: r.name, power: c("power"), util: c("util"), mem: c("mem"), x: req && [req.scales.x.min, req.scales.x.max],
+             note: (document.getElementById(`run-${i}-gpu-note`) || {}).textContent || "" };
+  }));
+  const gpuExpect = expect.gpu_runs || {};
+  gpu.forEach((r) => {
+    const key = Object.keys(gpuExpect).find(k => r.name.startsWith(k + " ") || r.name === k);
+    if (!key) {
+      if (r.power || r.util || r.mem) fail(`${r.name}: GPU charts without telemetry`);
+      return;
+    }
+    for (const m of ["power", "util", "mem"]) {
+      if (!r[m]) { fail(`${r.name}: no GPU ${m} chart`); continue; }
+      if (r[m].series !== gpuExpect[key]) fail(`${r.name}: GPU ${m} chart has ${r[m].series} series, expected ${gpuExpect[key]}`);
+      if (r[m].x[0] !== r.x[0] || r[m].x[1] !== r.x[1]) fail(`${r.name}: GPU ${m} chart not on the run's time axis ${r[m].x} ${r.x}`);
+    }
+    if (!/mean power \d+ W over the profiling window/.test(r.note)) fail(`${r.name}: telemetry note "${r.note}"`);
+  });
+  const gpuRuns = gpu.filter(r => r.power).length;
+  if (gpuRuns !== Object.keys(gpuExpect).length) fail(`${gpuRuns} runs with GPU charts, expected ${Object.keys(gpuExpect).length}`);
+  const sources = await page.evaluate(() => {
+    const n = {}; for (const p of REPORT.points) if (p.power_source) n[p.power_source] = (n[p.power_source] || 0) + 1;
+    return { n, priced: REPORT.points.filter(p => p.price_source === "--gpu-price-per-hour").length,
+             cells: [...document.querySelectorAll("#points td.power-source")].filter(td => td.textContent !== "–").length };
+  });
+  if (JSON.stringify(Object.entries(sources.n).sort()) !== JSON.stringify(Object.entries(expect.power_sources || {}).sort()))
+    fail(`power sources ${JSON.stringify(sources.n)}, expected ${JSON.stringify(expect.power_sources)}`);
+  if (expect.priced !== undefined && sources.priced !== expect.priced) fail(`${sources.priced} points priced by the flag, expected ${expect.priced}`);
+  const powered = Object.values(expect.power_sources || {}).reduce((a, b) => a + b, 0);
+  if (sources.cells !== powered) fail(`${sources.cells} power cells in the table, expected ${powered}`);
+
   const serverRuns = runs.filter(r => r.server).length;
   if (serverRuns !== expect.server_runs) fail(`${serverRuns} runs with server metrics, expected ${expect.server_runs}`);
   const rows = await page.locator("#points tr").count();
@@ -115,6 +152,9 @@ try {
   if (yOptions > 1) await page.selectOption("#yaxis", "tput");
   await page.screenshot({ path: join(shotDir, "report.png"), fullPage: true });
   await page.locator("#pareto").screenshot({ path: join(shotDir, "pareto.png") });
+  const gpuRun = gpu.findIndex(r => r.power && r.power.series > 1);
+  if (gpuRun >= 0) await page.locator(`#run-${gpuRun}`).screenshot({ path: join(shotDir, "gpu.png") });
+  await page.locator("#points").screenshot({ path: join(shotDir, "table.png") });
 } catch (e) {
   fail(String(e));
 } finally {
