@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "recipe/inferencex_map.h"
+#include "recipe/search_space_fields.h"
 #include "recipe/yaml_node.h"
 
 namespace agentperf::recipe {
@@ -75,26 +76,6 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     std::swap(prev, cur);
   }
   return prev[b.size()];
-}
-
-std::vector<int> read_concs(const Node& en) {
-  const bool list = en.has("conc-list"), range = en.has("conc-start") || en.has("conc-end");
-  if (list && range) en["conc-list"].fail("give conc-list or conc-start/conc-end, not both");
-  std::vector<int> out;
-  if (list) {
-    auto cl = en["conc-list"];
-    if (!cl.is_seq() || cl.size() == 0) cl.fail("expected a non-empty list of concurrencies");
-    for (std::size_t k = 0; k < cl.size(); ++k) {
-      const int c = cl.at(k).as<int>("a positive integer");
-      if (c < 1) cl.at(k).fail("must be at least 1");
-      out.push_back(c);
-    }
-    return out;
-  }
-  const int a = en.get<int>("conc-start", "an integer (or give conc-list)");
-  const int z = en.get<int>("conc-end", "an integer");
-  if (a < 1 || z < a) en["conc-end"].fail("conc-start..conc-end must be a range of positive integers");
-  return conc_range(a, z);
 }
 
 WorkerSpec read_worker(const Node& w) {
@@ -295,10 +276,7 @@ Recipe MasterConfig::entry(const std::string& key) const {
     auto bn = blocks.at(b);
     bn.only({"search-space", "dram-utilization"});
     ScenarioBlock block;
-    if (bn.has("dram-utilization")) {
-      block.dram_utilization = bn.get<double>("dram-utilization", "a number in (0, 1]");
-      if (!(*block.dram_utilization > 0 && *block.dram_utilization <= 1)) bn["dram-utilization"].fail("must be in (0, 1]");
-    }
+    block.dram_utilization = read_dram_utilization(bn);
     auto ss = bn["search-space"];
     if (!ss.is_seq() || ss.size() == 0) ss.fail("expected a non-empty list of entries");
     for (std::size_t i = 0; i < ss.size(); ++i) {

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "recipe/master_config.h"
+#include "recipe/search_space_fields.h"
 #include "recipe/yaml_node.h"
 
 namespace agentperf::recipe {
@@ -132,10 +133,7 @@ Recipe load_recipe(const std::string& path) {
     auto bn = blocks.at(b);
     bn.only({"dram-utilization", "search-space"});
     ScenarioBlock block;
-    if (bn.has("dram-utilization")) {
-      block.dram_utilization = bn.get<double>("dram-utilization", "a number in (0, 1]");
-      if (!(*block.dram_utilization > 0 && *block.dram_utilization <= 1)) bn["dram-utilization"].fail("must be in (0, 1]");
-    }
+    block.dram_utilization = read_dram_utilization(bn);
     auto ss = bn["search-space"];
     if (!ss.is_seq() || ss.size() == 0) ss.fail("expected a non-empty list of entries");
     for (std::size_t i = 0; i < ss.size(); ++i) {
@@ -167,20 +165,7 @@ Recipe load_recipe(const std::string& path) {
       } else if (en.has("kv-offload-backend")) {
         en["kv-offload-backend"].fail("only with kv-offloading: dram");
       }
-      if (en.has("conc-list")) {
-        auto cl = en["conc-list"];
-        if (!cl.is_seq() || cl.size() == 0) cl.fail("expected a non-empty list of concurrencies");
-        for (std::size_t k = 0; k < cl.size(); ++k) {
-          const int c = cl.at(k).as<int>("a positive integer");
-          if (c < 1) cl.at(k).fail("must be at least 1");
-          e.conc_list.push_back(c);
-        }
-      } else {
-        const int a = en.get<int>("conc-start", "an integer (or give conc-list)");
-        const int z = en.get<int>("conc-end", "an integer");
-        if (a < 1 || z < a) en["conc-end"].fail("conc-start..conc-end must be a range of positive integers");
-        e.conc_list = conc_range(a, z);
-      }
+      e.conc_list = read_concs(en);
       block.search_space.push_back(std::move(e));
     }
     r.agentic.push_back(std::move(block));
