@@ -1,6 +1,7 @@
 #include "sim/cost_fit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -17,7 +18,8 @@ namespace {
 // moves are of the right size. Scales start at their current value.
 double typical_start(const std::string& name) {
   static const std::map<std::string, double> t = {
-      {"step_s", 1e-4},         {"request_s", 1e-5},           {"attention_request_s", 1e-7},
+      {"front_end_s", 1e-3},     {"step_s", 1e-4},                {"request_s", 1e-5},
+      {"attention_request_s", 1e-7},
       {"prefill_token_s", 1e-6}, {"moe_half_tokens_per_expert", 4}, {"linear_decode_s", 1e-6},
       {"linear_prefill_token_s", 1e-8}, {"allreduce_half_bytes", 1e5}};
   auto it = t.find(name);
@@ -30,6 +32,39 @@ struct Problem {
   EngineCosts base;
   const CostFitOptions& opts;
   int evaluations = 0;
+  // Per target: which extras it reads, and its last predictions with the
+  // log-space values each was made at (two: a Jacobian alternates between
+  // the centre and one moved column, and the centre must survive that).
+  std::vector<std::vector<std::size_t>> reads;
+  struct Cached {
+    std::vector<double> at;
+    double prediction = 0;
+  };
+  std::vector<std::array<Cached, 2>> cache;
+  std::vector<int> older;  // the slot to overwrite next
+
+  void index_reads() {
+    reads.assign(targets.size(), {});
+    cache.assign(targets.size(), {});
+    older.assign(targets.size(), 0);
+    for (std::size_t t = 0; t < targets.size(); ++t)
+      for (std::size_t k = 0; k < opts.extras.size(); ++k)
+        if (!targets[t].reads_extra || targets[t].reads_extra(opts.extras[k].name)) reads[t].push_back(k);
+  }
+  double predict_cached(std::size_t t, const std::vector<double>& x, const EngineCosts& c, const FitExtras& e) {
+    std::vector<double> at(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(opts.free.size()));
+    for (std::size_t k : reads[t]) at.push_back(x[opts.free.size() + k]);
+    for (int s = 0; s < 2; ++s)
+      if (!cache[t][s].at.empty() && cache[t][s].at == at) {
+        older[t] = 1 - s;
+        return cache[t][s].prediction;
+      }
+    Cached& slot = cache[t][older[t]];
+    older[t] = 1 - older[t];
+    slot.prediction = predict(targets[t], c, e);
+    slot.at = std::move(at);
+    return slot.prediction;
+  }
 
   std::size_t size() const { return opts.free.size() + opts.extras.size(); }
   std::pair<double, double> bounds(std::size_t i) const {
@@ -62,12 +97,20 @@ struct Problem {
     out.resize(targets.size());
     double sum = 0;
     for (std::size_t i = 0; i < targets.size(); ++i) {
-      const double p = predict(targets[i], c, e);
+      const double p = predict_cached(i, x, c, e);
       const double r = p > 0 && std::isfinite(p) ? std::log(p / targets[i].measured) : 50.0;
       constexpr double d2 = 0.2 * 0.2;
       const double loss = 2 * d2 * (std::sqrt(1 + r * r / d2) - 1);
       out[i] = std::copysign(std::sqrt(loss), r);
       sum += loss;
+    }
+    for (std::size_t i = 0; i < opts.extras.size(); ++i) {
+      const FitExtra& ex = opts.extras[i];
+      if (ex.prior_log_sigma <= 0) continue;
+      const double centre = ex.prior_centre > 0 ? ex.prior_centre : ex.start;
+      const double z = (std::log(value(x, opts.free.size() + i)) - std::log(centre)) / ex.prior_log_sigma;
+      out.push_back(z);
+      sum += z * z;
     }
     ++evaluations;
     if (opts.progress) opts.progress(evaluations, sum);
@@ -138,12 +181,13 @@ double levenberg_marquardt(Problem& p, std::vector<double>& x) {
   const std::size_t n = x.size();
   std::vector<double> r, rt;
   double f = p.residuals(x, r);
-  const std::size_t m = r.size();
+  const std::size_t m = r.size();  // targets, then priors
   double lambda = 1e-3;
-  constexpr double h = 1e-4;  // log-space step of the finite differences
   for (int iter = 0; iter < 60 && f > 1e-14; ++iter) {
     std::vector<std::vector<double>> jac(m, std::vector<double>(n));
     for (std::size_t j = 0; j < n; ++j) {
+      // Log-space step of the finite differences.
+      const double h = j < p.opts.free.size() ? 1e-4 : p.opts.extras[j - p.opts.free.size()].difference_step;
       auto xh = x;
       xh[j] += h;
       p.residuals(xh, rt);
@@ -237,6 +281,7 @@ CostFitResult fit_engine_costs(const std::vector<FitTarget>& targets, const Engi
     for (const auto& t : targets)
       if (!t.predict_with_extras) throw std::invalid_argument("fit with extras: '" + t.label + "' cannot take them");
   Problem p{targets, start, opts};
+  p.index_reads();
   std::vector<double> x(p.size());
   for (std::size_t i = 0; i < opts.free.size(); ++i) {
     const double v = start.at(opts.free[i]);
@@ -260,14 +305,12 @@ CostFitResult fit_engine_costs(const std::vector<FitTarget>& targets, const Engi
       double f = levenberg_marquardt(p, xp);
       if (f < best) best = f, x = xp;
       const auto centre = x;
-      for (std::size_t j = 0; j < x.size(); ++j) {
+      const std::size_t restart_dims = opts.polish_restarts ? x.size() : 0;
+      // Restarts move the shared coefficients; an extra held by a prior
+      // (one setup's own cost) has its targets and its prior to place it.
+      for (std::size_t j = 0; j < restart_dims; ++j) {
+        if (j >= opts.free.size() && opts.extras[j - opts.free.size()].prior_log_sigma > 0) continue;
         std::vector<double> starts = {centre[j] + std::log(0.25), centre[j] + std::log(4.0)};
-        // An additive cost the simplex drove towards 0 sits where the loss
-        // no longer depends on it (its share of every prediction is nil),
-        // and 4x of nothing is nothing: restart it at each decade of its
-        // range instead. With 1 % noise on Qwen3-32B's probes, 6 of 8 fits
-        // had ended with step_s near 0 and the weight read and request_s
-        // 20-36 % high, at 4-30 times the loss of the truth.
         for (const double start_j : starts) {
           auto xs = centre;
           xs[j] = start_j;

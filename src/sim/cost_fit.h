@@ -6,7 +6,7 @@
 // set of costs (usually a whole virtual-time run of the simulator, so the
 // prediction includes queueing and scheduling, not just one step). The fit
 // minimises a robust least-squares loss of the log ratios r = ln(predicted /
-// measured): soft-L1, 2 d^2 (sqrt(1 + r^2 / d^2) - 1) with d = 0.2 (SciPy's
+// measured), plus the priors of any extras that have one (FitExtra): soft-L1, 2 d^2 (sqrt(1 + r^2 / d^2) - 1) with d = 0.2 (SciPy's
 // least_squares loss='soft_l1'), which is r^2 for errors within ~20 % and
 // grows only linearly beyond, so one point measured under other conditions
 // (published sets mix setups) cannot drag every other point off. Log ratios
@@ -37,11 +37,27 @@ struct FitTarget {
   std::function<double(const EngineCosts&)> predict;
   // Used instead of predict when the fit has extras.
   std::function<double(const EngineCosts&, const FitExtras&)> predict_with_extras;
+  // Optional: whether the prediction reads this extra (one setup's unknowns
+  // touch only that setup's targets). The fit then reuses a target's last
+  // prediction while the values it reads are unchanged, so the Jacobian's
+  // column for such an extra reruns only its few targets.
+  std::function<bool(const std::string& extra)> reads_extra;
 };
 
 struct FitExtra {
   std::string name;
   double start = 1, lo = 0, hi = 1;
+  // > 0: a prior belief that the value is near `start` (or prior_centre), within a factor of
+  // exp(prior_log_sigma) at one standard deviation: the loss gains
+  // (ln(value / start) / prior_log_sigma)^2. It ties an unknown that few
+  // targets see (one setup's own cost, fitted from its two or three points)
+  // to where it starts, so it moves only as far as its targets insist.
+  double prior_log_sigma = 0;
+  double prior_centre = 0;  // where the prior is centred; 0: at start
+  // The log-space step of the polish's finite differences: a value the
+  // prediction reads in whole units (a token count) needs one that moves it
+  // by more than a unit, or its gradient reads as nil.
+  double difference_step = 1e-4;
 };
 
 struct CostFitOptions {
@@ -62,6 +78,9 @@ struct CostFitOptions {
   // method stops on a kink of max(memory, compute) that a start past it
   // gets round.
   bool polish = false;
+  // With polish: also the restarts above (each a whole Levenberg-Marquardt
+  // run; without them one run from the simplex's answer).
+  bool polish_restarts = true;
 };
 
 struct CostFitResult {

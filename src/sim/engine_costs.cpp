@@ -22,6 +22,7 @@ struct Coefficient {
 // sits far inside them.
 const std::vector<Coefficient>& coefficients() {
   static const std::vector<Coefficient> c = {
+      {"front_end_s", &EngineCosts::front_end_s, 0, 1},
       {"step_s", &EngineCosts::step_s, 0, 0.1},
       {"request_s", &EngineCosts::request_s, 0, 0.01},
       {"attention_request_s", &EngineCosts::attention_request_s, 0, 0.001},

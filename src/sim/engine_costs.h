@@ -8,6 +8,9 @@
 // missing time is the engine's, not the kernels' peaks. These coefficients
 // name that time, one term for each source, so a fit can assign it:
 //
+//   per request:        front_end_s, from its arrival to the scheduler
+//                       (HTTP, chat template, tokenising, the API server's
+//                       hand-off): in TTFT and E2E, never on the GPU
 //   per forward:        step_s (scheduler, batch preparation, output processing)
 //   per decode request: request_s (sampling, stop checks, detokenising,
 //                       streaming), and attention_request_s per full-attention
@@ -45,6 +48,7 @@ namespace agentperf::sim {
 struct EngineCosts {
   std::string name = "roofline";  // profile name, for outputs
   std::string source;             // where it was read from
+  double front_end_s = 0;
   double step_s = 0;
   double request_s = 0;
   double attention_request_s = 0;

@@ -337,6 +337,12 @@ struct SimServer::Impl {
                                      error_json(400, "BadRequestError", err));
     const std::uint64_t id = next_id++;
     const auto prompt_len = static_cast<std::int64_t>(g.prompt->size());
+    // The engine's front end (HTTP, chat template, tokenising) before the
+    // scheduler sees the request, as the virtual-time client charges it.
+    if (const double front_end_s = engine->config().costs.front_end_s; front_end_s > 0) {
+      asio::steady_timer wait(io, std::chrono::nanoseconds(static_cast<std::int64_t>(front_end_s / opts.time_scale * 1e9)));
+      co_await wait.async_wait(nothrow);
+    }
     auto ch = submit(SimRequestSpec{id, g.prompt, g.max_tokens, prompt_len});
 
     if (!g.stream) {

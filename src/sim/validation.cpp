@@ -1,6 +1,8 @@
 #include "sim/validation.h"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -93,18 +95,24 @@ ValidationSet load_validation_set(const std::string& name_or_path) {
     set.source = name_or_path;
   }
   const JsonReader f(j, set.source);
-  f.reject_unknown_keys({"schema", "notes", "assumed_input_tokens", "points"});
+  f.reject_unknown_keys({"schema", "notes", "assumed_input_tokens", "setups", "points"});
   set.assumed_input_tokens = f.integer_or("assumed_input_tokens", 512, JsonRange::between(1, 10000000));
+  if (f.has("setups")) {
+    const JsonReader s = f.object("setups");
+    for (const auto& [key, value] : s.entries()) set.setups[key] = value.string("");
+  }
   const JsonReader pts = f.array("points", true);
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const JsonReader p = pts.at(i);
     p.reject_unknown_keys({"id", "split", "kind", "engine", "engine_version", "model", "hf_model", "precision", "gpu",
-                           "num_gpus", "tp", "ep", "flags", "load", "kv_dtype_bytes", "metric", "value", "source",
+                           "num_gpus", "tp", "ep", "flags", "load", "setup", "kv_dtype_bytes", "metric", "value", "source",
                            "source_detail", "retrieved", "notes", "excluded"});
     ValidationPoint v;
     v.id = p.string("id");
     v.split = p.string("split");
     if (v.split != "fit" && v.split != "held_out") p.fail("split", "must be \"fit\" or \"held_out\"");
+    v.setup = p.string_or("setup", v.id);
+    if (p.has("setup") && !set.setups.count(v.setup)) p.fail("setup", "names no entry of the set's \"setups\"");
     v.kind = p.string("kind");
     v.engine = p.string("engine");
     if (v.engine != "vllm" && v.engine != "sglang") p.fail("engine", "must be vllm or sglang (the schedulers the simulator has)");
@@ -160,8 +168,84 @@ double predict_metric(const ModelSpec& model, const HardwareSpec& hw, const Engi
   return metric_of(shape.metric, r.run.records, cfg.tp);
 }
 
+ValidationUnknowns ValidationUnknowns::from_named(const std::map<std::string, double>& named) {
+  ValidationUnknowns u;
+  for (const auto& [k, v] : named) {
+    const auto colon = k.find(':');
+    const std::string kind = k.substr(0, colon), what = colon == std::string::npos ? "" : k.substr(colon + 1);
+    if (kind == "input_tokens") u.input_tokens[what] = v;
+    else if (kind == "hbm_efficiency") u.hbm_efficiency[what] = v;
+    else if (const auto c2 = what.rfind(':'); kind == "setup_cost" && c2 != std::string::npos)
+      u.setup_costs[what.substr(0, c2)][what.substr(c2 + 1)] = v;
+    else
+      throw std::invalid_argument("validation unknown '" + k +
+                                  "' is not input_tokens:<setup>, hbm_efficiency:<gpu> or setup_cost:<setup>:<coefficient>");
+  }
+  return u;
+}
+
+nlohmann::ordered_json ValidationUnknowns::to_json() const {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["input_tokens"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : input_tokens) j["input_tokens"][k] = std::lround(v);
+  j["hbm_efficiency"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : hbm_efficiency) j["hbm_efficiency"][k] = v;
+  j["setup_costs"] = nlohmann::ordered_json::object();
+  for (const auto& [s, coefs] : setup_costs)
+    for (const auto& [c, v] : coefs) j["setup_costs"][s][c] = v;
+  return j;
+}
+
+ValidationUnknowns validation_unknowns_of_profile(const std::string& name_or_path) {
+  nlohmann::json j;
+  std::string source = name_or_path;
+  const auto& builtins = builtin_engine_json();
+  if (auto it = builtins.find(name_or_path); it != builtins.end()) {
+    j = nlohmann::json::parse(it->second);
+  } else if (std::filesystem::exists(name_or_path)) {
+    std::ifstream in(name_or_path);
+    j = parse_json(in, name_or_path);
+  } else {
+    return {};  // roofline, or a name load_engine_costs reports
+  }
+  ValidationUnknowns u;
+  const auto fit = j.find("fit");
+  if (fit == j.end() || !fit->is_object()) return u;
+  const auto vu = fit->find("validation_unknowns");
+  if (vu == fit->end()) return u;
+  const JsonReader r(*vu, source + ": fit.validation_unknowns");
+  r.reject_unknown_keys({"input_tokens", "hbm_efficiency", "setup_costs"});
+  if (r.has("input_tokens")) {
+    const JsonReader t = r.object("input_tokens");
+    for (const auto& [k, v] : t.entries()) u.input_tokens[k] = v.number("", JsonRange::between(1, 10000000));
+  }
+  if (r.has("hbm_efficiency")) {
+    const JsonReader h = r.object("hbm_efficiency");
+    for (const auto& [k, v] : h.entries()) u.hbm_efficiency[k] = v.number("", JsonRange::between(0.01, 1.0));
+  }
+  if (r.has("setup_costs")) {
+    for (const auto& [setup, coefs] : r.object("setup_costs").entries())
+      for (const auto& [name, v] : coefs.entries()) {
+        const auto names = EngineCosts::names();
+        if (std::find(names.begin(), names.end(), name) == names.end())
+          coefs.fail(name, "is not an engine cost coefficient");
+        const auto [lo, hi] = EngineCosts::range(name);
+        u.setup_costs[setup][name] = v.number("", JsonRange::between(lo, hi));
+      }
+  }
+  return u;
+}
+
+int input_tokens_of(const ValidationSet& set, const ValidationPoint& p, const ValidationUnknowns& u) {
+  if (p.input_tokens) return *p.input_tokens;
+  if (auto it = u.input_tokens.find(p.setup); it != u.input_tokens.end())
+    return static_cast<int>(std::lround(it->second));
+  return set.assumed_input_tokens;
+}
+
 double predict_point(const ValidationSet& set, const ValidationPoint& p, const EngineCosts& costs,
-                     const std::map<std::string, double>& hbm_efficiency) {
+                     const ValidationUnknowns& unknowns) {
+  const auto& hbm_efficiency = unknowns.hbm_efficiency;
   ModelSpec model = load_model_spec(p.model);
   model.kv_dtype_bytes = p.kv_dtype_bytes;
   HardwareSpec hw = load_hardware_spec(p.gpu);
@@ -169,6 +253,8 @@ double predict_point(const ValidationSet& set, const ValidationPoint& p, const E
   EngineConfig cfg;
   cfg.tp = p.tp;
   cfg.costs = costs;
+  if (auto it = unknowns.setup_costs.find(p.setup); it != unknowns.setup_costs.end())
+    for (const auto& [name, v] : it->second) cfg.costs.at(name) = v;
   if (p.engine == "vllm") {
     // vllm serve's defaults on >= 70 GiB GPUs (vllm/engine/arg_utils.py):
     // 8192 batched tokens, 1024 sequences, KV at 90 % of memory, CUDA
@@ -182,7 +268,7 @@ double predict_point(const ValidationSet& set, const ValidationPoint& p, const E
   }
   BenchmarkShape shape;
   shape.concurrency = p.concurrency;
-  shape.input_tokens = p.input_tokens.value_or(set.assumed_input_tokens);
+  shape.input_tokens = input_tokens_of(set, p, unknowns);
   shape.output_tokens = p.output_tokens;
   shape.prefix_tokens = p.prefix_tokens;
   shape.num_prompts = p.num_prompts;

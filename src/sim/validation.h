@@ -21,6 +21,7 @@
 // (sim/cost_fit.h) only ever sees the fitting half.
 #pragma once
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ namespace agentperf::sim {
 
 struct ValidationPoint {
   std::string id, split, kind, engine, engine_version, model, gpu, metric, source;
+  // The deployment the source measured (one lab's engine, flags, client and
+  // machine): points of one setup share its unknowns (below).
+  std::string setup;
   int tp = 1;
   int concurrency = 1;
   std::optional<int> input_tokens;  // absent: the set's assumed_input_tokens
@@ -51,8 +55,38 @@ struct ValidationPoint {
 struct ValidationSet {
   std::string source;
   int assumed_input_tokens = 512;
+  std::map<std::string, std::string> setups;  // id -> what the deployment was
   std::vector<ValidationPoint> points;
 };
+
+// What a source leaves unknown, estimated by the fit from the fitting half
+// only and used for both halves (they share the setup):
+//   input_tokens[setup]  the mean prompt length of a setup that publishes
+//                        none (its points have input_tokens null); absent:
+//                        the set's assumed_input_tokens
+//   hbm_efficiency[gpu]  the fraction of the GPU's HBM bandwidth reached
+//                        (`--fit-hbm-efficiency`); absent: the spec's
+//   setup_costs[setup][coefficient]
+//                        the deployment's own engine costs (front-end
+//                        latency, per-step and per-request work: they follow
+//                        its flags, engine version, host CPU and client),
+//                        replacing the profile's for that setup's points;
+//                        absent: the profile's (an uncalibrated deployment)
+struct ValidationUnknowns {
+  std::map<std::string, double> input_tokens, hbm_efficiency;
+  std::map<std::string, std::map<std::string, double>> setup_costs;
+  // The fit's names for them: "input_tokens:<setup>", "hbm_efficiency:<gpu>",
+  // "setup_cost:<setup>:<coefficient>".
+  static ValidationUnknowns from_named(const std::map<std::string, double>& named);
+  nlohmann::ordered_json to_json() const;
+};
+
+// The unknowns a fitted engine profile was fitted with (its
+// fit.validation_unknowns; empty for a profile that has none, e.g. roofline).
+ValidationUnknowns validation_unknowns_of_profile(const std::string& name_or_path);
+
+// The input length the point runs with.
+int input_tokens_of(const ValidationSet& set, const ValidationPoint& p, const ValidationUnknowns& u);
 
 // "builtin" (the shipped set) or a path. Throws UserError naming the file,
 // the point and the field.
@@ -81,10 +115,8 @@ double predict_metric(const ModelSpec& model, const HardwareSpec& hw, const Engi
                       const BenchmarkShape& shape);
 
 // The point's metric, predicted with these engine costs (the engine's
-// published defaults for the rest of the config). hbm_efficiency: GPU name
-// -> the fraction of HBM bandwidth to use instead of its spec's (a fit's
-// candidate; the fitted values then go into data/hardware).
+// published defaults for the rest of the config) and the setups' unknowns.
 double predict_point(const ValidationSet& set, const ValidationPoint& p, const EngineCosts& costs,
-                     const std::map<std::string, double>& hbm_efficiency = {});
+                     const ValidationUnknowns& unknowns = {});
 
 }  // namespace agentperf::sim

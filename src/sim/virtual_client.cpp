@@ -7,6 +7,7 @@ namespace agentperf::sim {
 VirtualClient::VirtualClient(Engine& engine, double network_delay_s, std::int64_t wall_base_ns)
     : engine_(engine),
       delay_ns_(static_cast<std::int64_t>(network_delay_s * 1e9)),
+      front_end_ns_(static_cast<std::int64_t>(engine.config().costs.front_end_s * 1e9)),
       wall_base_ns_(wall_base_ns),
       stream_interval_(engine.config().stream_interval) {}
 
@@ -17,7 +18,7 @@ void VirtualClient::send(std::int64_t at_ns, RequestRecord rec, SimRequestSpec s
   rec.streamed = true;
   rec.http_status = 200;
   const std::uint64_t id = spec.id;
-  arrivals_.push({at_ns + delay_ns_, id});
+  arrivals_.push({at_ns + delay_ns_ + front_end_ns_, id});
   on_the_wire_.emplace(id, std::move(spec));
   in_flight_.emplace(id, Open{std::move(rec), StreamChunker(stream_interval_)});
 }

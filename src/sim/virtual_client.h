@@ -1,7 +1,8 @@
 // The client side of a virtual-time run: what the real HTTP client would
 // see of the simulated engine, without sockets or sleeping.
 //
-// A request sent at virtual time t reaches the engine at t + network delay
+// A request sent at virtual time t reaches the engine's scheduler at t +
+// network delay + the engine's front_end_s (HTTP, chat template, tokenising)
 // and waits there for the next step boundary, as a request that arrives
 // while a real engine is mid-step does. Each step runs whole once it has
 // started (its batch is fixed at its start), and every chunk it streams, and
@@ -78,6 +79,7 @@ class VirtualClient {
 
   Engine& engine_;
   std::int64_t delay_ns_;
+  std::int64_t front_end_ns_;  // the engine's front_end_s
   std::int64_t wall_base_ns_;
   int stream_interval_;
   std::int64_t engine_free_at_ = 0;

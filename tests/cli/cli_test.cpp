@@ -359,6 +359,11 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   EXPECT_NE(r.output.find("(not scored)"), std::string::npos) << r.output;  // excluded points are shown
   EXPECT_NE(r.output.find("MAPE: fitting half"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("held-out half"), std::string::npos) << r.output;
+  // Each setup with its own costs, and every setup uncalibrated.
+  EXPECT_NE(r.output.find("Uncalibrated"), std::string::npos) << r.output;
+  // The shipped profile meets issue 16's held-out targets (10 %, 25 %).
+  auto gate = run_cli("sim validate --check");
+  EXPECT_EQ(gate.code, 0) << gate.output;
   // --check enforces its limits with exit 1 and says which.
   auto strict = run_cli("sim validate --check --max-held-out-mape 1");
   EXPECT_EQ(strict.code, 1) << strict.output;
@@ -369,6 +374,12 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   auto profile = run_cli("sim validate --engine-profile no-such-profile");
   EXPECT_NE(profile.code, 0);
   EXPECT_NE(profile.output.find("no-such-profile"), std::string::npos) << profile.output;
+  auto unknown = run_cli("sim validate --fit /tmp/never-written.json --setup-costs step_ms");
+  EXPECT_NE(unknown.code, 0);
+  EXPECT_NE(unknown.output.find("--setup-costs: 'step_ms'"), std::string::npos) << unknown.output;
+  auto twice = run_cli("sim validate --fit /tmp/never-written.json --setup-costs step_s --fit-coefficients step_s");
+  EXPECT_NE(twice.code, 0);
+  EXPECT_NE(twice.output.find("either"), std::string::npos) << twice.output;
 }
 
 TEST(Cli, SimPredictTakesTheSchedulerAndAnEngineProfile) {

@@ -252,18 +252,143 @@ TEST(MemoryPlan, DraftsOwnEmbedAndHeadShrinkThePoolsWhileTheyAreSized) {
   EXPECT_LT(with.kv_tokens, without.kv_tokens);
 }
 
-TEST(ValidationSet, ShippedProfileBeatsTheRooflineOnTheHeldOutHalf) {
-  // A regression guard on the fit (docs/sim-validation.md): the shipped
-  // engine costs must keep the held-out MAPE well under the roofline's.
+TEST(ValidationSet, ShippedProfileMeetsTheHeldOutTargets) {
+  // Issue 16's targets on the held-out half (docs/sim-validation.md): MAPE
+  // at most 10 % and no point off by more than 25 %, with the shipped vLLM
+  // profile and the setups' unknowns it was fitted with; every setup at the
+  // profile's own (central) costs still well under the roofline.
   const auto set = load_validation_set("builtin");
-  auto held_out_mape = [&](const std::string& profile) {
+  struct Score {
+    double mape, worst;
+  };
+  auto held_out = [&](const std::string& profile, const ValidationUnknowns& u) {
     const auto costs = load_engine_costs(profile);
     std::vector<double> err;
+    double worst = 0;
     for (const auto& p : set.points)
-      if (p.held_out() && p.excluded.empty()) err.push_back((predict_point(set, p, costs) - p.value) / p.value);
-    return mape_percent(err);
+      if (p.held_out() && p.excluded.empty()) {
+        err.push_back((predict_point(set, p, costs, u) - p.value) / p.value);
+        worst = std::max(worst, std::abs(err.back()));
+      }
+    return Score{mape_percent(err), 100 * worst};
   };
-  const double roofline = held_out_mape("roofline"), shipped = held_out_mape("vllm");
-  EXPECT_GT(roofline, 18.0);  // 23.1 % when the profile was fitted
-  EXPECT_LT(shipped, 15.0);   // 12.6 % when the profile was fitted
+  const auto unknowns = validation_unknowns_of_profile("vllm");
+  ASSERT_EQ(unknowns.setup_costs.size(), set.setups.size());
+  const Score shipped = held_out("vllm", unknowns);
+  EXPECT_LE(shipped.mape, 10.0);
+  EXPECT_LE(shipped.worst, 25.0);
+  const Score central = held_out("vllm", {}), roofline = held_out("roofline", {});
+  EXPECT_GT(roofline.mape, 18.0);  // 23.1 % when the profile was fitted
+  EXPECT_LT(central.mape, 15.0);
+}
+
+TEST(EngineCosts, FrontEndTimeDelaysTheFirstTokenAndNothingElse) {
+  // One request at a time: it reaches an idle engine front_end_s later, so
+  // TTFT and E2E grow by exactly that (0.05 s), and the decode gaps not at all.
+  const auto m = load_model_spec("qwen3-8b");
+  const auto hw = load_hardware_spec("h100");
+  EngineConfig plain;
+  EngineConfig slow = plain;
+  slow.costs.front_end_s = 0.05;
+  BenchmarkShape shape;
+  shape.concurrency = 1;
+  shape.input_tokens = 200;
+  shape.output_tokens = 20;
+  shape.num_prompts = 3;
+  shape.metric = "ttft_ms_mean";
+  EXPECT_NEAR(predict_metric(m, hw, slow, shape) - predict_metric(m, hw, plain, shape), 50.0, 1e-3);
+  shape.metric = "tpot_ms_mean";
+  EXPECT_NEAR(predict_metric(m, hw, slow, shape), predict_metric(m, hw, plain, shape), 1e-9);
+}
+
+TEST(ValidationSet, ASetupsOwnCostsAndInputLengthApplyToItsPointsOnly) {
+  const auto f = write_temp("setups.json", R"({"assumed_input_tokens": 300,
+    "setups": {"lab-a": "one lab", "lab.b": "another, with a dot in its id"},
+    "points": [
+      {"id":"a1","split":"fit","setup":"lab-a","kind":"prefill_ttft","engine":"vllm","model":"qwen3-8b","gpu":"h100",
+       "load":{"concurrency":1,"input_tokens":null,"output_tokens":8},"metric":"ttft_ms_mean","value":20,"source":"https://x"},
+      {"id":"b1","split":"held_out","setup":"lab.b","kind":"prefill_ttft","engine":"vllm","model":"qwen3-8b","gpu":"h100",
+       "load":{"concurrency":1,"input_tokens":null,"output_tokens":8},"metric":"ttft_ms_mean","value":20,"source":"https://x"}]})");
+  const auto set = load_validation_set(f);
+  ASSERT_EQ(set.setups.size(), 2u);
+  const auto& a = set.points[0];
+  const auto& b = set.points[1];
+  EXPECT_EQ(a.setup, "lab-a");
+  EXPECT_EQ(b.setup, "lab.b");
+  const auto named = ValidationUnknowns::from_named(
+      {{"input_tokens:lab-a", 1000}, {"setup_cost:lab.b:front_end_s", 0.04}, {"hbm_efficiency:h100", 0.9}});
+  EXPECT_EQ(input_tokens_of(set, a, named), 1000);
+  EXPECT_EQ(input_tokens_of(set, b, named), 300);  // lab.b fitted none: the assumed length
+  EXPECT_DOUBLE_EQ(named.setup_costs.at("lab.b").at("front_end_s"), 0.04);
+  EXPECT_DOUBLE_EQ(named.hbm_efficiency.at("h100"), 0.9);
+  const EngineCosts none;
+  // lab.b's 40 ms front end shows in its TTFT only; lab-a's longer prompt in its own.
+  ValidationUnknowns only_cost;
+  only_cost.setup_costs["lab.b"]["front_end_s"] = 0.04;
+  EXPECT_NEAR(predict_point(set, b, none, only_cost) - predict_point(set, b, none), 40.0, 1e-3);
+  EXPECT_DOUBLE_EQ(predict_point(set, a, none, only_cost), predict_point(set, a, none));
+  ValidationUnknowns only_length;
+  only_length.input_tokens["lab-a"] = 1000;
+  EXPECT_GT(predict_point(set, a, none, only_length), predict_point(set, a, none));
+
+  // Written into a profile's fit block, they come back from it.
+  nlohmann::ordered_json info = {{"validation_unknowns", named.to_json()}};
+  const auto profile = write_temp("profile_unknowns.json", sim::engine_costs_json(none, "test", info).dump());
+  const auto back = validation_unknowns_of_profile(profile);
+  EXPECT_EQ(back.input_tokens.at("lab-a"), 1000);
+  EXPECT_DOUBLE_EQ(back.setup_costs.at("lab.b").at("front_end_s"), 0.04);
+  EXPECT_DOUBLE_EQ(back.hbm_efficiency.at("h100"), 0.9);
+  EXPECT_TRUE(validation_unknowns_of_profile("roofline").setup_costs.empty());
+
+  const auto bad = write_temp("badsetup.json", R"({"setups": {"lab-a": "x"}, "points": [
+      {"id":"a1","split":"fit","setup":"lab-z","kind":"k","engine":"vllm","model":"qwen3-8b","gpu":"h100",
+       "load":{"concurrency":1,"input_tokens":10,"output_tokens":8},"metric":"ttft_ms_mean","value":20,"source":"https://x"}]})");
+  try {
+    load_validation_set(bad);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("setup"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CostFit, APriorHoldsAnExtraNoTargetSeesAndReadsSpareReruns) {
+  // Two groups of targets, y = step + B x request + own_g: group g reads only
+  // its own offset extra. A third extra that no target reads stays at its
+  // start (its prior is all that moves it), and a Jacobian column of one
+  // group's extra reruns only that group's targets.
+  int calls_a = 0, calls_b = 0;
+  std::vector<FitTarget> targets;
+  for (const char g : {'a', 'b'})
+    for (int b : {1, 8, 64}) {
+      const double own = g == 'a' ? 0.002 : 0.010;
+      int* calls = g == 'a' ? &calls_a : &calls_b;
+      FitTarget t;
+      t.label = std::string(1, g) + std::to_string(b);
+      t.measured = 1e-3 + b * 2e-5 + own;
+      const std::string mine = std::string("own:") + g;
+      t.predict_with_extras = [b, mine, calls](const EngineCosts& c, const FitExtras& e) {
+        ++*calls;
+        return c.step_s + b * c.request_s + e.at(mine);
+      };
+      t.reads_extra = [mine](const std::string& extra) { return extra == mine; };
+      targets.push_back(t);
+    }
+  CostFitOptions o;
+  o.free = {"step_s", "request_s"};
+  o.extras = {{"own:a", 0.005, 1e-5, 0.1, std::log(100.0)},
+              {"own:b", 0.005, 1e-5, 0.1, std::log(100.0)},
+              {"own:c", 0.005, 1e-5, 0.1, std::log(2.0)}};
+  o.max_evaluations = 1500;
+  o.polish = true;
+  o.polish_restarts = false;
+  EngineCosts start;
+  start.step_s = 1e-3;
+  start.request_s = 2e-5;
+  const auto r = fit_engine_costs(targets, start, o);
+  EXPECT_LT(mape_percent(r.relative_error), 2.0);
+  EXPECT_NEAR(r.extras.at("own:c"), 0.005, 1e-9);
+  // Group a reran for fewer evaluations than there were (own:b's and own:c's
+  // moves never touched it).
+  EXPECT_LT(calls_a, 3 * r.evaluations);
+  EXPECT_LT(calls_b, 3 * r.evaluations);
 }
