@@ -138,6 +138,19 @@ try {
   if (serverRuns !== expect.server_runs) fail(`${serverRuns} runs with server metrics, expected ${expect.server_runs}`);
   const rows = await page.locator("#points tr").count();
   if (rows !== 1 + expect.runs) fail(`${rows} table rows`);
+  // Each run's group is its chart's short tag (G1, G2, ...), the whole label
+  // (a traces workload's is its synth command) in the cell's title: the
+  // table stays one line a run.
+  const tags = await page.evaluate(() => REPORT.points.map((p, i) => {
+    const cell = document.querySelectorAll("#points tr")[i + 1].children[2];
+    const head = document.querySelector(`#pareto-${p.group} h3`).textContent;
+    return { text: cell.textContent, title: cell.title, label: REPORT.groups[p.group].label, head, group: p.group };
+  }));
+  for (const t of tags) {
+    if (t.text !== `G${t.group + 1}`) fail(`group cell '${t.text}', expected G${t.group + 1}`);
+    if (t.title !== t.label) fail(`group cell title '${t.title}' is not the group's label '${t.label}'`);
+    if (!t.head.startsWith(`${t.text} · `)) fail(`chart heading '${t.head}' does not start with its tag ${t.text}`);
+  }
 
   // Switching axes re-renders every group's chart with the same points.
   await page.selectOption("#pct", "p90");
