@@ -111,7 +111,9 @@ ValidationSet load_validation_set(const std::string& name_or_path) {
     v.id = p.string("id");
     v.split = p.string("split");
     if (v.split != "fit" && v.split != "held_out") p.fail("split", "must be \"fit\" or \"held_out\"");
-    v.setup = p.string_or("setup", v.id);
+    // Points that name no setup share one, so a fit never gives each of
+    // them costs of its own.
+    v.setup = p.string_or("setup", "unnamed");
     if (p.has("setup") && !set.setups.count(v.setup)) p.fail("setup", "names no entry of the set's \"setups\"");
     v.kind = p.string("kind");
     v.engine = p.string("engine");

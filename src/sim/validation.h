@@ -36,7 +36,8 @@ namespace agentperf::sim {
 struct ValidationPoint {
   std::string id, split, kind, engine, engine_version, model, gpu, metric, source;
   // The deployment the source measured (one lab's engine, flags, client and
-  // machine): points of one setup share its unknowns (below).
+  // machine): points of one setup share its unknowns (below). Points that
+  // name none are all of setup "unnamed".
   std::string setup;
   int tp = 1;
   int concurrency = 1;

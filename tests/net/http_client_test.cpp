@@ -511,9 +511,13 @@ TEST(HttpClient, EventsArrivingInBurstsAreFlagged) {
   auto rec = h.send(chat_request());
   ASSERT_TRUE(rec.ok()) << rec.error->message;
   EXPECT_EQ(rec.content_events, 20);
-  // All 20 in one write; the first may come in a read of its own, with the
-  // response head, a little apart from the rest.
-  EXPECT_GE(rec.burst_events, 19);
+  // All 20 written back to back; the first may come in a read of its own,
+  // with the response head, and on a loaded 2-core VM the client is
+  // sometimes scheduled between two writes, splitting the rest once more
+  // (18 of 20 in a fresh-clone CI run). What the record must say: well over
+  // half came several to a read (the warning's rule), where the paced
+  // stream below has fewer than 10.
+  EXPECT_GE(rec.burst_events, 15);
   EXPECT_EQ(rec.warning, "bursty_delivery");
   bursty = false;
   auto calm = h.send(chat_request());
