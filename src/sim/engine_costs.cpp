@@ -68,25 +68,25 @@ bool EngineCosts::neutral_value(const std::string& name) const {
   return at(name) == neutral.at(name);
 }
 
-EngineCosts load_engine_costs(const std::string& name_or_path) {
-  nlohmann::json j;
-  std::string source;
+std::optional<EngineProfileDocument> engine_profile_document(const std::string& name_or_path) {
   const auto& builtins = builtin_engine_json();
-  if (auto it = builtins.find(name_or_path); it != builtins.end()) {
-    j = nlohmann::json::parse(it->second);
-    source = "built-in engine profile '" + name_or_path + "'";
-  } else if (name_or_path == "roofline") {
-    return EngineCosts{};
-  } else {
-    if (!std::filesystem::exists(name_or_path)) {
-      std::string known = "roofline";
-      for (const auto& [k, v] : builtins) known += ", " + k;
-      throw UserError("unknown engine profile '" + name_or_path + "': not a shipped one (" + known + ") and no such file");
-    }
-    std::ifstream in(name_or_path);
-    j = parse_json(in, name_or_path);
-    source = name_or_path;
+  if (auto it = builtins.find(name_or_path); it != builtins.end())
+    return EngineProfileDocument{nlohmann::json::parse(it->second), "built-in engine profile '" + name_or_path + "'"};
+  if (name_or_path == "roofline") return std::nullopt;
+  if (!std::filesystem::exists(name_or_path)) {
+    std::string known = "roofline";
+    for (const auto& [k, v] : builtins) known += ", " + k;
+    throw UserError("unknown engine profile '" + name_or_path + "': not a shipped one (" + known + ") and no such file");
   }
+  std::ifstream in(name_or_path);
+  return EngineProfileDocument{parse_json(in, name_or_path), name_or_path};
+}
+
+EngineCosts load_engine_costs(const std::string& name_or_path) {
+  const auto doc = engine_profile_document(name_or_path);
+  if (!doc) return EngineCosts{};
+  const nlohmann::json& j = doc->json;
+  const std::string& source = doc->source;
   const JsonReader f(j, source);
   f.reject_unknown_keys({"schema", "name", "notes", "engine", "coefficients", "fit"});
   EngineCosts c;

@@ -40,6 +40,7 @@
 // either way (sim/cost_fit.h).
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,14 @@ struct EngineCosts {
   // The range a file may give the coefficient (and a fit may reach).
   static std::pair<double, double> range(const std::string& name);
 };
+
+// A profile's file as read: a shipped one or a JSON file; none for
+// "roofline" (all neutral). Throws UserError for an unknown name or bad JSON.
+struct EngineProfileDocument {
+  nlohmann::json json;
+  std::string source;  // what errors call it
+};
+std::optional<EngineProfileDocument> engine_profile_document(const std::string& name_or_path);
 
 // A shipped profile ("sglang", "vllm", "roofline") or a JSON file:
 //   {"name": ..., "notes": ..., "coefficients": {"step_s": ..., ...}, "fit": {...}}

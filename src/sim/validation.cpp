@@ -199,23 +199,15 @@ nlohmann::ordered_json ValidationUnknowns::to_json() const {
 }
 
 ValidationUnknowns validation_unknowns_of_profile(const std::string& name_or_path) {
-  nlohmann::json j;
-  std::string source = name_or_path;
-  const auto& builtins = builtin_engine_json();
-  if (auto it = builtins.find(name_or_path); it != builtins.end()) {
-    j = nlohmann::json::parse(it->second);
-  } else if (std::filesystem::exists(name_or_path)) {
-    std::ifstream in(name_or_path);
-    j = parse_json(in, name_or_path);
-  } else {
-    return {};  // roofline, or a name load_engine_costs reports
-  }
   ValidationUnknowns u;
+  const auto doc = engine_profile_document(name_or_path);
+  if (!doc) return u;  // roofline
+  const nlohmann::json& j = doc->json;
   const auto fit = j.find("fit");
   if (fit == j.end() || !fit->is_object()) return u;
   const auto vu = fit->find("validation_unknowns");
   if (vu == fit->end()) return u;
-  const JsonReader r(*vu, source + ": fit.validation_unknowns");
+  const JsonReader r(*vu, doc->source + ": fit.validation_unknowns");
   r.reject_unknown_keys({"input_tokens", "hbm_efficiency", "setup_costs"});
   if (r.has("input_tokens")) {
     const JsonReader t = r.object("input_tokens");

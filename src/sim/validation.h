@@ -83,7 +83,8 @@ struct ValidationUnknowns {
 };
 
 // The unknowns a fitted engine profile was fitted with (its
-// fit.validation_unknowns; empty for a profile that has none, e.g. roofline).
+// fit.validation_unknowns; empty for a profile that has none, e.g. roofline;
+// an unknown name is the UserError load_engine_costs gives).
 ValidationUnknowns validation_unknowns_of_profile(const std::string& name_or_path);
 
 // The input length the point runs with.
