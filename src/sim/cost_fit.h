@@ -6,7 +6,8 @@
 // set of costs (usually a whole virtual-time run of the simulator, so the
 // prediction includes queueing and scheduling, not just one step). The fit
 // minimises a robust least-squares loss of the log ratios r = ln(predicted /
-// measured), plus the priors of any extras that have one (FitExtra): soft-L1, 2 d^2 (sqrt(1 + r^2 / d^2) - 1) with d = 0.2 (SciPy's
+// measured), plus the priors of any extras that have one (FitExtra):
+// soft-L1, 2 d^2 (sqrt(1 + r^2 / d^2) - 1) with d = 0.2 (SciPy's
 // least_squares loss='soft_l1'), which is r^2 for errors within ~20 % and
 // grows only linearly beyond, so one point measured under other conditions
 // (published sets mix setups) cannot drag every other point off. Log ratios
@@ -47,9 +48,10 @@ struct FitTarget {
 struct FitExtra {
   std::string name;
   double start = 1, lo = 0, hi = 1;
-  // > 0: a prior belief that the value is near `start` (or prior_centre), within a factor of
-  // exp(prior_log_sigma) at one standard deviation: the loss gains
-  // (ln(value / start) / prior_log_sigma)^2. It ties an unknown that few
+  // > 0: a prior belief that the value is near its centre (prior_centre,
+  // or `start` when that is 0), within a factor of exp(prior_log_sigma) at
+  // one standard deviation: the loss gains (ln(value / centre) /
+  // prior_log_sigma)^2. It ties an unknown that few
   // targets see (one setup's own cost, fitted from its two or three points)
   // to where it starts, so it moves only as far as its targets insist.
   double prior_log_sigma = 0;
