@@ -240,10 +240,13 @@ TEST(HttpServeLoop, OutOfDescriptorsTheAcceptLoopWaitsInsteadOfSpinning) {
 // was (three 300 MB bodies once pushed it to 1.5 GB and left 400 MB held).
 TEST(HttpServeLoop, SimServerGivesLargeBodiesBack) {
   sim::SimServerOptions so;
-  // Short, so the connections are gone before memory is measured; not so
-  // short that a client thread descheduled mid-upload on a loaded CI
-  // machine sees its connection closed before the 400 (200 ms once did).
-  so.idle_timeout = 1s;
+  // The requests ask for Connection: close, so each connection ends with
+  // its 400 and nothing waits for the idle limit. The limit covers reading
+  // a whole request, body included: it stays long, so an upload descheduled
+  // on a loaded CI machine is not cut off before its 400 (1 s, once the
+  // limit that closed these connections, was overrun by three 50 MB
+  // uploads in a fresh ctest run; 200 ms before that).
+  so.idle_timeout = 30s;
   auto server_ptr = test_support::start_sim_backend(so);
   auto& server = *server_ptr;
   const long rss0 = rss_kib();
@@ -252,13 +255,14 @@ TEST(HttpServeLoop, SimServerGivesLargeBodiesBack) {
     clients.emplace_back([&] {
       // The request is built and dropped here: only the server's memory is
       // left to measure afterwards.
-      std::string request = "POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Length: 52428800\r\n\r\n";
+      std::string request =
+          "POST /v1/completions HTTP/1.1\r\nHost: h\r\nConnection: close\r\nContent-Length: 52428800\r\n\r\n";
       request.append(50u << 20, 'x');
       const auto got = test_support::raw_exchange(server.port(), request);
       EXPECT_EQ(got.received.rfind("HTTP/1.1 400", 0), 0u) << got.received.substr(0, 200);
     });
   for (auto& c : clients) c.join();
-  std::this_thread::sleep_for(1300ms);
+  std::this_thread::sleep_for(300ms);  // the server frees and trims right after its close, which the clients saw
   EXPECT_LT(rss_kib() - rss0, 48 * 1024) << "resident memory still 48 MiB or more above its start";
   // Over the 64 MiB default cap: 413 before the body is read.
   const auto big = test_support::raw_exchange(
