@@ -67,6 +67,14 @@ try {
     return true;
   }));
   if (unlabelled.length) fail(`${unlabelled.length} labels left no ink on the canvas: ${JSON.stringify(unlabelled.slice(0, 3))}`);
+  // Points whose x values are within 1 % of each other (a prediction and
+  // the measurement it matches) are drawn within 20 px of each other: the
+  // axis is not stretched over a sliver of its value.
+  const near = [];
+  for (const a of labels) for (const b of labels)
+    if (a.group === b.group && a !== b && Math.abs(a.vx - b.vx) <= 0.01 * Math.max(a.vx, b.vx) && Math.abs(a.x - b.x) > 20)
+      near.push({ group: a.group, values: [a.vx, b.vx], px: [a.x, b.x] });
+  if (near.length) fail(`points within 1 % on x drawn over 20 px apart: ${JSON.stringify(near.slice(0, 2))}`);
 
   // Predicted against measured.
   if (state.pairs !== expect.pairs) fail(`${state.pairs} pairs, expected ${expect.pairs}`);
