@@ -273,7 +273,11 @@ TEST(ValidationSet, ShippedProfileMeetsTheHeldOutTargets) {
     return Score{mape_percent(err), 100 * worst};
   };
   const auto unknowns = validation_unknowns_of_profile("vllm");
-  ASSERT_EQ(unknowns.setup_costs.size(), set.setups.size());
+  // Every setup with a scored vLLM point has the costs the profile fitted
+  // for it (a setup whose points are all excluded, as the SGLang one added
+  // after the fit, has none).
+  for (const auto& p : set.points)
+    if (p.excluded.empty() && p.engine == "vllm") ASSERT_TRUE(unknowns.setup_costs.count(p.setup)) << p.setup;
   const Score shipped = held_out("vllm", unknowns);
   EXPECT_LE(shipped.mape, 10.0);
   EXPECT_LE(shipped.worst, 25.0);
