@@ -37,7 +37,18 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
   traces->require_subcommand(1);
   tc->synth = traces->add_subcommand("synth", "Write synthetic Weka-format traces (seeded, deterministic)");
   auto& o = tc->synth_opts;
-  tc->synth->add_option("-o,--output", tc->out_path, "Output file: .jsonl, or .jsonl.zst to compress")->required();
+  // The trace loaders tell JSON Lines from one JSON document by the name
+  // (.jsonl[.zst]), so a file written under another name could not be read
+  // back: refuse the name here rather than at the replay.
+  tc->synth->add_option("-o,--output", tc->out_path, "Output file: .jsonl, or .jsonl.zst to compress")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& path) -> std::string {
+            auto ends = [&](std::string_view s) { return path.size() > s.size() && path.ends_with(s); };
+            return ends(".jsonl") || ends(".jsonl.zst") ? std::string()
+                                                        : path + " does not end in .jsonl or .jsonl.zst";
+          },
+          "FILE.jsonl[.zst]"));
   // Defined before the other options: CLI11 applies options in definition
   // order, so flags given with --preset override the preset's values.
   tc->synth

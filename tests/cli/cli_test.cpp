@@ -278,6 +278,10 @@ TEST(Cli, NumericFlagErrorsAreOneLineNamingTheRangeAndExitTwo) {
       {"profile -c 1 --max-error-rate 2", "agentperf: error: --max-error-rate: 2 is not a number from 0 to 1\n"},
       {"route --threads 0", "agentperf: error: --threads: 0 is not a whole number from 1 to 64\n"},
       {"traces synth -o x.jsonl --traces 0", "agentperf: error: --traces: 0 is not a whole number from 1 to 10000000\n"},
+      // The loaders read JSON Lines by the name: a trace file named otherwise
+      // was written, then refused by replay as "not valid JSON".
+      {"traces synth -o traces", "agentperf: error: --output: traces does not end in .jsonl or .jsonl.zst\n"},
+      {"traces synth -o t.zst", "agentperf: error: --output: t.zst does not end in .jsonl or .jsonl.zst\n"},
   };
   for (const auto& [args, expected] : cases) {
     auto r = run_cli(args);
