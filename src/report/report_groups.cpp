@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "report/report.h"
 
@@ -47,12 +48,22 @@ std::string group_label(const json& d) {
   return s;
 }
 
-// The deployment a point measures or predicts, concurrency aside: what
-// pairs a prediction with its measurement (the engine is left out: a
-// prediction of an SGLang deployment is made by agentperf-sim).
-std::string deployment_key(const json& d) {
-  return text(d, "recipe") + "\x1f" + text(d, "tp") + "\x1f" + text(d, "ep") + "\x1f" + text(d, "dp") + "\x1f" +
-         text(d, "kv_offload") + "\x1f" + text(d, "spec_decoding");
+// How well a prediction describes the deployment a measurement ran,
+// concurrency aside: the count of deployment fields both name with one
+// value, or -1 when one field differs. A field only one side names is left
+// open: a replay of a live server knows its TP only when told
+// (--inferencex-env TP=...), and a standalone `sim predict` has no recipe.
+// The engine is left out: a prediction of an SGLang deployment is made by
+// agentperf-sim.
+int deployment_agreement(const json& predicted, const json& measured) {
+  int agree = 0;
+  for (const char* key : {"recipe", "tp", "ep", "dp", "kv_offload", "spec_decoding"}) {
+    const std::string a = text(predicted, key), b = text(measured, key);
+    if (a.empty() || b.empty()) continue;
+    if (a != b) return -1;
+    ++agree;
+  }
+  return agree;
 }
 
 // One series per configuration: the deployment, its engine and the kind.
@@ -140,16 +151,28 @@ void group_points(json& data) {
       }
       g["frontier"][kind] = f;
     }
-  // Prediction against measurement: same group, deployment and concurrency.
+  // Prediction against measurement: same group and concurrency, and the
+  // prediction that agrees with the most deployment fields the two both
+  // name. A tie leaves the measurement unpaired: two predictions it cannot
+  // tell apart (with and without offload, say) would each claim it.
   json pairs = json::array();
   for (std::size_t m = 0; m < points.size(); ++m) {
     const auto& pm = points[m];
     if (pm["kind"] != "measured" || !pm["concurrency"].is_number()) continue;
+    int best = -1;
+    std::vector<std::size_t> best_of;
     for (std::size_t q = 0; q < points.size(); ++q) {
       const auto& pp = points[q];
-      if (pp["kind"] != "predicted" || pp["group"] != pm["group"] || pp["concurrency"] != pm["concurrency"] ||
-          deployment_key(pp["description"]) != deployment_key(pm["description"]))
-        continue;
+      if (pp["kind"] != "predicted" || pp["group"] != pm["group"] || pp["concurrency"] != pm["concurrency"]) continue;
+      const int agree = deployment_agreement(pp["description"], pm["description"]);
+      if (agree < 0 || agree < best) continue;
+      if (agree > best) best_of.clear();
+      best = agree;
+      best_of.push_back(q);
+    }
+    if (best_of.size() == 1) {
+      const std::size_t q = best_of.front();
+      const auto& pp = points[q];
       pairs.push_back({{"measured", m},
                        {"predicted", q},
                        {"group", pm["group"]},
@@ -158,7 +181,6 @@ void group_points(json& data) {
                         {{"tput_per_gpu", error_pct(pp["tput_per_gpu"].get<double>(), pm["tput_per_gpu"].get<double>())},
                          {"ttft_p50", error_pct(pp["ttft_p50"].get<double>(), pm["ttft_p50"].get<double>())},
                          {"itl_p50", error_pct(pp["itl_p50"].get<double>(), pm["itl_p50"].get<double>())}}}});
-      break;  // one prediction per measurement
     }
   }
   // Group by group, in concurrency order.

@@ -177,6 +177,49 @@ TEST(Report, PairsAPredictionWithTheMeasurementOfItsPointAndShowsTheSignedError)
   }
 }
 
+// A replay of a live server knows of its deployment only what it is told
+// (--inferencex-env MODEL=... RUNNER_TYPE=... KV_OFFLOADING=...): the fields
+// it leaves out are open, the ones it names must agree, and of several
+// predictions of its point the one agreeing on the most fields is paired;
+// predictions it cannot tell apart leave it unpaired.
+TEST(Report, AMeasurementPairsWithThePredictionThatAgreesOnTheFieldsBothName) {
+  TempDir t;
+  auto pred = [](int conc, const std::string& offload) {
+    auto d = desc("predicted", "h200", conc, 1, "agentperf-sim");
+    d["kv_offload"] = offload;
+    d["spec_decoding"] = "none";
+    return d;
+  };
+  // Told model, hardware and offload only (no TP, engine or MTP).
+  nlohmann::json told = {{"kind", "measured"}, {"model", "Qwen/Qwen3-8B"}, {"hardware", "h200"},
+                         {"concurrency", 8},   {"workload", "traces t"},  {"kv_offload", "dram"}};
+  nlohmann::json untold = told;
+  untold.erase("kv_offload");
+  untold["concurrency"] = 16;
+  nlohmann::json other_tp = told;
+  other_tp["tp"] = 2;
+  other_tp["concurrency"] = 32;
+  write_result(t.path / "pred_c8_none", 10, 100, 100, 50, 20, pred(8, "none"));
+  write_result(t.path / "pred_c8_dram", 10, 100, 110, 50, 20, pred(8, "dram"));
+  write_result(t.path / "pred_c16_none", 10, 100, 100, 50, 20, pred(16, "none"));
+  write_result(t.path / "pred_c16_dram", 10, 100, 110, 50, 20, pred(16, "dram"));
+  write_result(t.path / "pred_c32", 10, 100, 100, 50, 20, pred(32, "dram"));  // TP1
+  write_result(t.path / "meas_c8", 10, 100, 100, 50, 20, told);
+  write_result(t.path / "meas_c16", 10, 100, 100, 50, 20, untold);
+  write_result(t.path / "meas_c32", 10, 100, 100, 50, 20, other_tp);
+  std::vector<std::string> dirs;
+  for (const char* d : {"pred_c8_none", "pred_c8_dram", "pred_c16_none", "pred_c16_dram", "pred_c32", "meas_c8",
+                        "meas_c16", "meas_c32"})
+    dirs.push_back((t.path / d).string());
+  const auto data = report::report_data(dirs, {});
+  ASSERT_EQ(data["groups"].size(), 1u);
+  // c8 names its offload: the dram prediction. c16 names none of the two
+  // predictions' differences: unpaired. c32 ran TP2, the prediction TP1.
+  ASSERT_EQ(data["pairs"].size(), 1u) << data["pairs"].dump();
+  EXPECT_EQ(data["pairs"][0]["measured"], 5);
+  EXPECT_EQ(data["pairs"][0]["predicted"], 1);
+}
+
 TEST(Report, ResultsWithoutARunDescriptionAreDescribedFromTheirInputConfig) {
   TempDir t;
   write_result(t.path / "old", 4, 100, 100, 50, 10, nullptr);
