@@ -55,15 +55,25 @@ std::string group_label(const json& d) {
 // (--inferencex-env TP=...), and a standalone `sim predict` has no recipe.
 // The engine is left out: a prediction of an SGLang deployment is made by
 // agentperf-sim.
+constexpr const char* kDeploymentFields[] = {"recipe", "tp", "ep", "dp", "kv_offload", "spec_decoding"};
+
 int deployment_agreement(const json& predicted, const json& measured) {
   int agree = 0;
-  for (const char* key : {"recipe", "tp", "ep", "dp", "kv_offload", "spec_decoding"}) {
+  for (const char* key : kDeploymentFields) {
     const std::string a = text(predicted, key), b = text(measured, key);
     if (a.empty() || b.empty()) continue;
     if (a != b) return -1;
     ++agree;
   }
   return agree;
+}
+
+// Whether two predictions describe one deployment (the same point predicted
+// twice): every deployment field the same, named or not.
+bool same_deployment(const json& a, const json& b) {
+  for (const char* key : kDeploymentFields)
+    if (text(a, key) != text(b, key)) return false;
+  return true;
 }
 
 // One series per configuration: the deployment, its engine and the kind.
@@ -153,8 +163,10 @@ void group_points(json& data) {
     }
   // Prediction against measurement: same group and concurrency, and the
   // prediction that agrees with the most deployment fields the two both
-  // name. A tie leaves the measurement unpaired: two predictions it cannot
-  // tell apart (with and without offload, say) would each claim it.
+  // name. A tie between different deployments leaves the measurement
+  // unpaired: two predictions it cannot tell apart (with and without
+  // offload, say) would each claim it. One deployment predicted twice
+  // pairs its first prediction.
   json pairs = json::array();
   for (std::size_t m = 0; m < points.size(); ++m) {
     const auto& pm = points[m];
@@ -170,7 +182,10 @@ void group_points(json& data) {
       best = agree;
       best_of.push_back(q);
     }
-    if (best_of.size() == 1) {
+    bool one_deployment = !best_of.empty();
+    for (std::size_t q : best_of)
+      one_deployment = one_deployment && same_deployment(points[q]["description"], points[best_of.front()]["description"]);
+    if (one_deployment) {
       const std::size_t q = best_of.front();
       const auto& pp = points[q];
       pairs.push_back({{"measured", m},

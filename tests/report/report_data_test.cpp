@@ -204,17 +204,19 @@ TEST(Report, AMeasurementPairsWithThePredictionThatAgreesOnTheFieldsBothName) {
   write_result(t.path / "pred_c16_none", 10, 100, 100, 50, 20, pred(16, "none"));
   write_result(t.path / "pred_c16_dram", 10, 100, 110, 50, 20, pred(16, "dram"));
   write_result(t.path / "pred_c32", 10, 100, 100, 50, 20, pred(32, "dram"));  // TP1
+  write_result(t.path / "pred_c8_dram_again", 10, 100, 120, 50, 20, pred(8, "dram"));  // the same point, predicted twice
   write_result(t.path / "meas_c8", 10, 100, 100, 50, 20, told);
   write_result(t.path / "meas_c16", 10, 100, 100, 50, 20, untold);
   write_result(t.path / "meas_c32", 10, 100, 100, 50, 20, other_tp);
   std::vector<std::string> dirs;
   for (const char* d : {"pred_c8_none", "pred_c8_dram", "pred_c16_none", "pred_c16_dram", "pred_c32", "meas_c8",
-                        "meas_c16", "meas_c32"})
+                        "meas_c16", "meas_c32", "pred_c8_dram_again"})
     dirs.push_back((t.path / d).string());
   const auto data = report::report_data(dirs, {});
   ASSERT_EQ(data["groups"].size(), 1u);
-  // c8 names its offload: the dram prediction. c16 names none of the two
-  // predictions' differences: unpaired. c32 ran TP2, the prediction TP1.
+  // c8 names its offload: the dram prediction (the first of the two of that
+  // deployment). c16 names none of the two predictions' differences:
+  // unpaired. c32 ran TP2, the prediction TP1.
   ASSERT_EQ(data["pairs"].size(), 1u) << data["pairs"].dump();
   EXPECT_EQ(data["pairs"][0]["measured"], 5);
   EXPECT_EQ(data["pairs"][0]["predicted"], 1);
