@@ -11,6 +11,7 @@
 #include "cli/eval_command.h"
 #include "cli/plan_command.h"
 #include "cli/profile_command.h"
+#include "cli/run_descriptions.h"
 #include "cli/run_command.h"
 #include "cli/replay_command.h"
 #include "cli/report_command.h"
@@ -106,7 +107,9 @@ int main(int argc, char** argv) {
   try {
     if (profile->parsed()) {
       cli::finish_profile_options(profile_cfg, profile_text);
-      return cli::run_profile(profile_cfg, command);
+      RunDescription described;
+      cli::apply_describe(profile_text.describe, described);
+      return cli::run_profile(profile_cfg, command, described);
     }
     if (cli::run_command_selected(*run)) return cli::execute_run_command(*run, command);
     if (int code = cli::execute_sim_command(*sim, command); code >= 0) return code;

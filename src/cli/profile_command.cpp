@@ -35,6 +35,7 @@ void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text
   add_prompt_encoding_options(cmd, cfg, text);
   add_client_options(cmd, cfg);
   add_output_options(cmd, cfg);
+  add_describe_option(cmd, text.describe);
 }
 
 void add_target_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliText& text) {

@@ -24,6 +24,7 @@ struct ProfileCliText {
   std::string arrival = "poisson";
   std::string prompt_format = "auto";
   std::string token_id_range;
+  std::vector<std::string> describe;  // --describe KEY=VALUE (run_descriptions.h)
 };
 
 // Registers every profile option on `cmd` (shared with `agentperf run`).

@@ -10,6 +10,7 @@
 #include "cli/aiperf_compat.h"
 #include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
+#include "cli/run_descriptions.h"
 #include "cli/replay_options.h"
 #include "common/clock.h"
 #include "common/error.h"
@@ -59,6 +60,7 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
                       "Share of failed profiling requests a valid run may have (InferenceX: 0.10); above it the run is "
                       "INVALID and exits 1")
       ->check(real_in(0, 1))->capture_default_str()->group(g);
+  add_describe_option(*rc->cmd, rc->text.describe);
   rc->cmd->add_option("--inferencex-env", rc->inferencex_env,
                       "KEY=VALUE: one of InferenceX's process_agentic_result variables (RUNNER_TYPE, CONC, TP, "
                       "EP_SIZE, FRAMEWORK, PRECISION, KV_OFFLOADING, RESULT_FILENAME, ...), over the environment, "
@@ -124,6 +126,7 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   info.records_streamed = true;
   info.traces = &traces;
   for (const auto& kv : rc.inferencex_env) info.inferencex_env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  apply_describe(rc.text.describe, info.description);  // over the InferenceX variables, which fill only what is unset
   {
     std::ifstream f(dir / "server_metrics_export.json");
     if (f) {

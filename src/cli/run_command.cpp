@@ -73,7 +73,11 @@ void print_run_epilogue(const RunCommand& rc, double predicted_ttft_ms) {
 
 int execute_run_command(RunCommand& rc, const std::string& cli_command) {
   finish_profile_options(rc.cfg, rc.text);
-  if (!rc.cfg.url.empty()) return run_profile(rc.cfg, cli_command);
+  if (!rc.cfg.url.empty()) {
+    RunDescription described;
+    apply_describe(rc.text.describe, described);
+    return run_profile(rc.cfg, cli_command, described);
+  }
 
   finish_sim_engine_options(rc.engine);
   auto make_engine = [&] {
@@ -93,6 +97,7 @@ int execute_run_command(RunCommand& rc, const std::string& cli_command) {
   // run as such and keeps it off the frontier of real-time runs.
   RunDescription description = describe_sim_engine(rc.engine);
   description.time_scale = rc.time_scale;
+  apply_describe(rc.text.describe, description);
   const int code = run_profile(rc.cfg, cli_command, description);
   server.stop();
   if (code != 0) return code;

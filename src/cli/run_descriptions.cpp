@@ -1,6 +1,8 @@
 #include "cli/run_descriptions.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "common/version.h"
 
@@ -24,6 +26,62 @@ RunDescription describe_sim_engine(const SimEngineOptions& engine) {
   d.kv_offload = engine.cfg.hicache.enabled ? "hicache" : "none";
   d.spec_decoding = engine.cfg.spec.enabled ? "mtp" : "none";
   return d;
+}
+
+namespace {
+
+constexpr const char* kTextKeys[] = {"model", "hardware", "engine", "engine_version", "kv_offload", "spec_decoding"};
+constexpr const char* kNumberKeys[] = {"tp", "ep", "dp"};
+
+bool is_one_of(const std::string& key, const auto& keys) {
+  return std::find_if(std::begin(keys), std::end(keys), [&](const char* k) { return key == k; }) != std::end(keys);
+}
+
+std::optional<int> whole_number_1_to_1024(const std::string& v) {
+  if (v.empty() || v.size() > 4 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const int n = std::stoi(v);
+  return n >= 1 && n <= 1024 ? std::optional<int>(n) : std::nullopt;
+}
+
+}  // namespace
+
+void add_describe_option(CLI::App& cmd, std::vector<std::string>& pairs) {
+  cmd.add_option("--describe", pairs,
+                 "KEY=VALUE, repeatable: what the run cannot learn of the server, for the report's groups and "
+                 "prediction pairs: model, hardware, engine, engine_version, kv_offload, spec_decoding, tp, ep, dp "
+                 "(e.g. --describe hardware=h200 --describe tp=8)")
+      ->check(CLI::Validator(
+          [](std::string& kv) -> std::string {
+            const auto eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+              return "'" + kv + "' is not KEY=VALUE";
+            const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+            if (is_one_of(key, kNumberKeys))
+              return whole_number_1_to_1024(value) ? std::string()
+                                                   : key + ": " + value + " is not a whole number from 1 to 1024";
+            if (is_one_of(key, kTextKeys)) return std::string();
+            return "unknown key '" + key +
+                   "' (model, hardware, engine, engine_version, kv_offload, spec_decoding, tp, ep, dp)";
+          },
+          "KEY=VALUE"))
+      ->group("Output");
+}
+
+void apply_describe(const std::vector<std::string>& pairs, RunDescription& d) {
+  for (const auto& kv : pairs) {
+    const auto eq = kv.find('=');
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    if (key == "model") d.model = value;
+    else if (key == "hardware") d.hardware = value;
+    else if (key == "engine") d.engine = value;
+    else if (key == "engine_version") d.engine_version = value;
+    else if (key == "kv_offload") d.kv_offload = value;
+    else if (key == "spec_decoding") d.spec_decoding = value;
+    else if (key == "tp") d.tp = whole_number_1_to_1024(value);
+    else if (key == "ep") d.ep = whole_number_1_to_1024(value);
+    else if (key == "dp") d.dp = whole_number_1_to_1024(value);
+  }
 }
 
 }  // namespace agentperf::cli

@@ -157,6 +157,37 @@ TEST(Cli, RunBenchmarksTheEmbeddedSimulatorAndPredictsIt) {
   std::filesystem::remove_all(dir);
 }
 
+// A live server cannot tell the client which GPU or TP it runs on: --describe
+// says it, and the run description carries it (the report groups and pairs
+// by it); the embedded simulator's own fields give way to what is said.
+TEST(Cli, DescribeFillsTheRunDescriptionOfAMeasuredRun) {
+  agentperf::testserver::ScriptedServer server(agentperf::testserver::paced_openai_handler(1ms, 1ms));
+  server.start();
+  const auto dir = temp_dir("describe");
+  auto r = run_cli("profile --url " + server.url() +
+                   " --endpoint-type completions -c 2 -n 6 --warmup-request-count 0 --isl 32 --osl 4 -q"
+                   " --describe model=qwen3-8b --describe hardware=h200 --describe tp=2 --describe kv_offload=dram"
+                   " -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto description = [&] {
+    std::ifstream f(dir / "profile_export_aiperf.json");
+    return nlohmann::json::parse(f)["run_description"];
+  };
+  auto d = description();
+  EXPECT_EQ(d["model"], "qwen3-8b");
+  EXPECT_EQ(d["hardware"], "h200");
+  EXPECT_EQ(d["tp"], 2);
+  EXPECT_EQ(d["kv_offload"], "dram");
+  EXPECT_FALSE(d.contains("ep"));  // what nobody said stays absent
+  auto run = run_cli("run --time-scale 20 -n 8 --warmup-request-count 0 -q --describe hardware=b200 -o " + dir.string());
+  ASSERT_EQ(run.code, 0) << run.output;
+  d = description();
+  EXPECT_EQ(d["hardware"], "b200");
+  EXPECT_EQ(d["model"], "qwen3-8b");  // the simulator's own, not overridden
+  server.stop();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, SimPlanAndPredictReportClearErrors) {
   auto bad = run_cli("sim plan --model-spec qwen3.5-397b-a17b-nvfp4 --hardware b200 --tp 1");
   EXPECT_EQ(bad.code, 2);
@@ -282,6 +313,11 @@ TEST(Cli, NumericFlagErrorsAreOneLineNamingTheRangeAndExitTwo) {
       // was written, then refused by replay as "not valid JSON".
       {"traces synth -o traces", "agentperf: error: --output: traces does not end in .jsonl or .jsonl.zst\n"},
       {"traces synth -o t.zst", "agentperf: error: --output: t.zst does not end in .jsonl or .jsonl.zst\n"},
+      {"profile --describe gpu=h200",
+       "agentperf: error: --describe: unknown key 'gpu' (model, hardware, engine, engine_version, kv_offload, "
+       "spec_decoding, tp, ep, dp)\n"},
+      {"replay --describe tp=0", "agentperf: error: --describe: tp: 0 is not a whole number from 1 to 1024\n"},
+      {"run --describe tp", "agentperf: error: --describe: 'tp' is not KEY=VALUE\n"},
   };
   for (const auto& [args, expected] : cases) {
     auto r = run_cli(args);
