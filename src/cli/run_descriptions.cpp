@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "cli/cli_numbers.h"
 #include "common/version.h"
 
 namespace agentperf::cli {
@@ -37,11 +38,12 @@ bool is_one_of(const std::string& key, const auto& keys) {
   return std::find_if(std::begin(keys), std::end(keys), [&](const char* k) { return key == k; }) != std::end(keys);
 }
 
-std::optional<int> whole_number_1_to_1024(const std::string& v) {
-  if (v.empty() || v.size() > 4 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  const int n = std::stoi(v);
-  return n >= 1 && n <= 1024 ? std::optional<int>(n) : std::nullopt;
+// TP, EP and DP: the one numeric rule of every checked option (cli_numbers.h).
+const NumberRule kParallelism{1, 1024, false, true, "a whole number", ""};
+
+std::optional<int> parallelism(std::string value) {
+  if (check_number(value, kParallelism)) return std::nullopt;
+  return std::stoi(value);  // rewritten to a plain whole number by the check
 }
 
 }  // namespace
@@ -57,9 +59,11 @@ void add_describe_option(CLI::App& cmd, std::vector<std::string>& pairs) {
             if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
               return "'" + kv + "' is not KEY=VALUE";
             const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-            if (is_one_of(key, kNumberKeys))
-              return whole_number_1_to_1024(value) ? std::string()
-                                                   : key + ": " + value + " is not a whole number from 1 to 1024";
+            if (is_one_of(key, kNumberKeys)) {
+              std::string number = value;
+              const auto err = check_number(number, kParallelism);
+              return err ? key + ": " + *err : std::string();
+            }
             if (is_one_of(key, kTextKeys)) return std::string();
             return "unknown key '" + key +
                    "' (model, hardware, engine, engine_version, kv_offload, spec_decoding, tp, ep, dp)";
@@ -78,9 +82,9 @@ void apply_describe(const std::vector<std::string>& pairs, RunDescription& d) {
     else if (key == "engine_version") d.engine_version = value;
     else if (key == "kv_offload") d.kv_offload = value;
     else if (key == "spec_decoding") d.spec_decoding = value;
-    else if (key == "tp") d.tp = whole_number_1_to_1024(value);
-    else if (key == "ep") d.ep = whole_number_1_to_1024(value);
-    else if (key == "dp") d.dp = whole_number_1_to_1024(value);
+    else if (key == "tp") d.tp = parallelism(value);
+    else if (key == "ep") d.ep = parallelism(value);
+    else if (key == "dp") d.dp = parallelism(value);
   }
 }
 
