@@ -31,15 +31,25 @@ inline std::uint16_t listen_on(tcp::acceptor& acceptor, const std::string& host,
   return acceptor.local_endpoint().port();
 }
 
-// Accepts until the acceptor is closed, handing each connection to
-// `on_connection` (which spawns its handler).
+// Accepts until the acceptor is closed and runs `serve(tcp::socket)` (a
+// coroutine: asio::awaitable<void>) for each connection, on a strand of its
+// own: the socket is accepted onto the strand and the coroutine is spawned
+// there. The router and the scripted server run their io_context on several
+// threads, and a beast::tcp_stream with a deadline keeps a timer beside its
+// read: on a plain executor the timer's handler (which closes the socket)
+// and the read's completion (after which the connection closes the socket
+// too) could run on two threads at once, and closing one socket twice at
+// once crashed in the epoll reactor (150 stalled clients reaching the idle
+// limit together, as HttpServeLoop's hostile-client test does). The strand
+// runs a connection's handlers one at a time, whatever the thread count.
 // Out of file descriptors (EMFILE/ENFILE) or buffers, it waits 100 ms before
 // accepting again instead of spinning a core until descriptors free up.
-template <class OnConnection>
-asio::awaitable<void> accept_each(tcp::acceptor& acceptor, OnConnection on_connection) {
+template <class Serve>
+asio::awaitable<void> accept_each(tcp::acceptor& acceptor, Serve serve) {
   asio::steady_timer backoff(acceptor.get_executor());
   for (;;) {
-    auto [ec, sock] = co_await acceptor.async_accept(nothrow);
+    const asio::any_io_executor strand = asio::make_strand(acceptor.get_executor());
+    auto [ec, sock] = co_await acceptor.async_accept(strand, nothrow);
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
       if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space || ec == asio::error::no_memory ||
@@ -49,7 +59,7 @@ asio::awaitable<void> accept_each(tcp::acceptor& acceptor, OnConnection on_conne
       }
       continue;
     }
-    on_connection(std::move(sock));
+    asio::co_spawn(strand, serve(std::move(sock)), asio::detached);
   }
 }
 

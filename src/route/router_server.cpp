@@ -503,10 +503,12 @@ void RouterServer::start() {
   auto& d = *impl_;
   d.port = listen_on(d.acceptor, d.opts.host, d.opts.port, "route: ");
   d.work.emplace(d.io.get_executor());
-  asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) { asio::co_spawn(d.io, d.serve(std::move(s)), asio::detached); }),
-                 asio::detached);
+  asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) { return d.serve(std::move(s)); }), asio::detached);
+  // Each health loop on a strand of its own, as each connection is (see
+  // accept_each): its probe streams have deadlines, and the io_context runs
+  // on several threads.
   for (int b = 0; b < static_cast<int>(d.backends.size()); ++b)
-    asio::co_spawn(d.io,
+    asio::co_spawn(asio::make_strand(d.io),
                    health_loop(d.backends[b].url, d.opts.health_interval, d.opts.health_timeout, d.stopping,
                                [&d, b](bool ok) { d.record_result(b, ok); }),
                    asio::detached);

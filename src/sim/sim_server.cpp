@@ -129,15 +129,18 @@ struct SimServer::Impl {
         std::unique_lock lk(mu);
         if (cv.wait_until(lk, deadline, [&] { return stopping; })) return;
       }
+      // The counters first: a client that has read its last token and then
+      // asks /metrics must find those tokens counted (they were published
+      // after the release once, and a loaded machine showed the gap).
+      {
+        std::lock_guard lk(stats_mu);
+        stats_snapshot = engine->stats();
+      }
       for (const TokenEvent& ev : out.events) {
         auto it = sinks.find(ev.id);
         if (it == sinks.end()) continue;
         it->second(ev);
         if (ev.finished) sinks.erase(it);
-      }
-      {
-        std::lock_guard lk(stats_mu);
-        stats_snapshot = engine->stats();
       }
       // Keep to the model's clock; after an overrun, restart it from now.
       const auto now = std::chrono::steady_clock::now();
@@ -437,8 +440,7 @@ void SimServer::start() {
   auto& d = *impl_;
   d.port = listen_on(d.acceptor, d.opts.host, d.opts.port);
   d.work.emplace(d.io.get_executor());
-  asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) { asio::co_spawn(d.io, d.serve(std::move(s)), asio::detached); }),
-                 asio::detached);
+  asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) { return d.serve(std::move(s)); }), asio::detached);
   d.io_thread = std::thread([&d] { d.io.run(); });
   d.engine_thread = std::thread([&d] { d.engine_loop(); });
   d.running = true;

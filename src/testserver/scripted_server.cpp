@@ -189,7 +189,7 @@ void ScriptedServer::start(std::uint16_t port) {
   d.work.emplace(d.io.get_executor());
   asio::co_spawn(d.io, accept_each(d.acceptor, [&d](tcp::socket s) {
                    ++d.connections;
-                   asio::co_spawn(d.io, d.serve(std::move(s), d.next_conn_id++), asio::detached);
+                   return d.serve(std::move(s), d.next_conn_id++);
                  }),
                  asio::detached);
   for (int i = 0; i < std::max(1, d.opts.threads); ++i) d.threads.emplace_back([&d] { d.io.run(); });

@@ -270,3 +270,44 @@ TEST(HttpServeLoop, SimServerGivesLargeBodiesBack) {
   EXPECT_EQ(big.received.rfind("HTTP/1.1 413", 0), 0u) << big.received;
   server.stop();
 }
+
+// The router runs its io_context on several threads. Stalled clients that
+// reach the idle limit together once crashed it in the epoll reactor: a
+// connection's deadline timer and its read completion ran on two threads at
+// once and both closed the socket (8 of 8 runs of this test crashed before
+// each connection got a strand of its own; see accept_each). Four rounds of
+// 400 stalled sockets against a router on 8 threads; every socket must be
+// closed by the router's idle limit, and the process must live.
+TEST(HttpServeLoop, RouterOnManyThreadsClosesManyStalledClientsAtOnce) {
+  namespace asio = boost::asio;
+  sim::SimServerOptions so;
+  auto server_ptr = test_support::start_sim_backend(so);
+  for (int round = 0; round < 4; ++round) {
+    route::RouterOptions ro;
+    ro.backends = {server_ptr->url()};
+    ro.client_idle_timeout = 200ms;
+    ro.log_health_changes = false;
+    ro.threads = 8;
+    route::RouterServer router(ro);
+    router.start();
+    asio::io_context io;
+    std::vector<std::unique_ptr<asio::ip::tcp::socket>> slow;
+    for (int i = 0; i < 400; ++i) {
+      auto s = std::make_unique<asio::ip::tcp::socket>(io);
+      s->connect({asio::ip::make_address("127.0.0.1"), router.port()});
+      asio::write(*s, asio::buffer(std::string("POST /v1/completions HTTP/1.1\r\nHost: h\r\nX-Slow: ")));
+      slow.push_back(std::move(s));
+    }
+    std::this_thread::sleep_for(700ms);
+    int closed = 0;
+    for (auto& s : slow) {
+      s->non_blocking(true);
+      char c;
+      boost::system::error_code ec;
+      s->read_some(asio::buffer(&c, 1), ec);
+      if (ec == asio::error::eof || ec == asio::error::connection_reset) ++closed;
+    }
+    EXPECT_EQ(closed, 400) << "round " << round;
+    router.stop();
+  }
+}
