@@ -20,6 +20,7 @@ struct SimValidateCommand {
   CLI::App* cmd = nullptr;
   std::string points = "builtin";
   std::string engine_profile;  // empty: each point's engine's shipped profile
+  std::string engine;          // non-empty: only this engine's points (fit, scored and shown)
   std::string fit_out, markdown_out;
   // Shared by every setup: how the kernels meet the hardware.
   std::vector<std::string> fit_names = {"weight_read_scale", "gemm_scale", "attention_scale",
@@ -94,11 +95,16 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
   vc->cmd->add_option("--points", vc->points, "Validation set: builtin (data/validation/points.json) or a JSON file")
       ->capture_default_str();
   vc->cmd->add_option("--engine-profile", vc->engine_profile,
-                      "Engine costs for every point (default: the shipped profile of each point's engine)");
+                      "Engine costs for every point (default: the shipped profile of each point's engine); with "
+                      "--fit, the profile whose --fit-coefficients are refitted (its others are kept)");
+  vc->cmd->add_option("--engine", vc->engine,
+                      "Only the points of this engine (sglang, vllm): each engine's profile is fitted on its own "
+                      "points");
   vc->cmd->add_option("--fit", vc->fit_out,
                       "Fit the engine costs on the fitting half only, write them here as an engine profile, and "
                       "score both halves with them");
-  vc->cmd->add_option("--fit-coefficients", vc->fit_names, "Coefficients --fit varies (the rest stay neutral)")
+  vc->cmd->add_option("--fit-coefficients", vc->fit_names,
+                      "Coefficients --fit varies (the rest stay neutral, or keep --engine-profile's values)")
       ->delimiter(',')->capture_default_str();
   vc->cmd->add_flag("--fit-hbm-efficiency", vc->fit_hbm,
                     "With --fit: also fit one HBM efficiency per GPU (the specs' are estimates); reported, to be "
@@ -170,7 +176,18 @@ double central_value(const std::map<std::string, std::map<std::string, double>>&
 
 int execute_sim_validate_command(SimValidateCommand& vc) {
   if (!vc.cmd->parsed()) return -1;
-  const sim::ValidationSet set = sim::load_validation_set(vc.points);
+  sim::ValidationSet set = sim::load_validation_set(vc.points);
+  if (!vc.engine.empty()) {
+    std::set<std::string> engines;
+    for (const auto& p : set.points) engines.insert(p.engine);
+    if (!engines.count(vc.engine)) {
+      std::string have;
+      for (const auto& e : engines) have += (have.empty() ? "" : ", ") + e;
+      throw UserError("--engine: " + set.source + " has no point of engine '" + vc.engine + "' (it has: " + have +
+                      ")");
+    }
+    std::erase_if(set.points, [&](const sim::ValidationPoint& p) { return p.engine != vc.engine; });
+  }
   std::map<std::string, sim::EngineCosts> costs;  // by engine
   for (const auto& p : set.points)
     if (!costs.count(p.engine))
@@ -248,7 +265,9 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
     fo.progress = [](int n, double f) {
       if (n % 20 == 0) std::fprintf(stderr, "fit: %d evaluations, objective %.4g\n", n, f);
     };
-    sim::EngineCosts start;
+    // With --engine-profile the fit refits the free coefficients of that
+    // profile and keeps the rest of it; without, the rest stay neutral.
+    sim::EngineCosts start = vc.engine_profile.empty() ? sim::EngineCosts{} : sim::load_engine_costs(vc.engine_profile);
     start.name = "fitted";
     // An unpublished input length is where the loss has more than one
     // valley (a long prompt's KV read and a per-request cost grow alike

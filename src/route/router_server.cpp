@@ -402,6 +402,21 @@ struct RouterServer::Impl {
     char chunk[16384];
     bool backend_failed = false, body_finished = false;
     std::string backend_error;
+    // Once the whole response is read, the backend connection goes back to
+    // the pool before the last bytes are written to the client: a client
+    // that sends its next request the moment it has this response finds
+    // the connection pooled (the router's threads would otherwise race it
+    // to the pool, and open a new connection as often as not).
+    bool backend_done = false;
+    auto done_with_backend = [&] {
+      if (backend_done) return;
+      backend_done = true;
+      {
+        std::lock_guard lk(mu);
+        record_result_locked(b, true);
+      }
+      if (backend_ka) release(b, std::move(conn));
+    };
     while (!p.is_done()) {
       res.body().data = chunk;
       res.body().size = sizeof chunk;
@@ -435,6 +450,7 @@ struct RouterServer::Impl {
       res.body().size = got;
       res.body().more = !p.is_done();
       body_finished = !res.body().more;
+      if (body_finished) done_with_backend();
       client.expires_after(opts.backend_idle_timeout);
       auto [wec2, wn2] = co_await http::async_write(client, sr, nothrow);
       if (wec2 == http::error::need_buffer) wec2 = {};
@@ -454,6 +470,7 @@ struct RouterServer::Impl {
       }
       co_return false;  // close the client connection: the response is incomplete
     }
+    done_with_backend();  // the response is read whole (a body that ended on framing alone)
     // The serializer ends the body (a chunked body's last chunk) on the first
     // write with more = false, and only then; is_done() can lag behind it.
     if (!body_finished) {
@@ -464,11 +481,6 @@ struct RouterServer::Impl {
       if (fec && fec != http::error::need_buffer) co_return false;
     }
     client.expires_never();
-    {
-      std::lock_guard lk(mu);
-      record_result_locked(b, true);
-    }
-    if (backend_ka) release(b, std::move(conn));
     co_return true;
   }
 

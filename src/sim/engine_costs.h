@@ -26,6 +26,28 @@
 //   MoE grouped GEMM:   efficiency tpe / (tpe + moe_half_tokens_per_expert),
 //                       tpe = routed tokens per touched expert, on the experts'
 //                       math (few tokens per expert waste the tensor cores)
+//   MoE layer floor:    moe_layer_step_s per layer of a MoE model per forward,
+//                       whatever the batch: routing (top-k over hundreds of
+//                       experts), token permutation, the grouped GEMMs' launch
+//                       and tail, and the layer's all-reduces at their
+//                       latency floor. A many-expert model stacks these for
+//                       every layer of every step, so its step has a floor
+//                       far above its weight read: Qwen3-Next-80B-A3B on 8x
+//                       B200 steps in about 6.2 ms at one request (the SGLang
+//                       cookbook) while its weights read in about 0.2 ms.
+//                       (Every layer counts: the few dense layers some MoE
+//                       models lead with are not told apart.)
+//   eager MoE layer:    moe_eager_layer_s per layer of a MoE model per forward
+//                       that runs outside a CUDA graph (a prefill, or a
+//                       decode batch over cuda_graph_max_bs): the host-side
+//                       dispatch of the layer's many kernels (router, top-k,
+//                       permutation, grouped GEMMs; DeltaNet's in a hybrid)
+//                       one by one, which a graph replay skips. SGLang runs
+//                       prefill eagerly, and its TTFT for a few hundred
+//                       tokens on 8x B200 is about 128 ms for Qwen3-Next
+//                       (the cookbook's runs), far above the math. Dense
+//                       models' few kernels per layer are left to the
+//                       hardware's launch costs.
 //   linear attention:   linear_decode_s per GDN layer per decode request,
 //                       linear_prefill_token_s per GDN layer per prefill token
 //                       (the chunked-scan kernels run far from roofline)
@@ -59,6 +81,8 @@ struct EngineCosts {
   double gemm_scale = 1;
   double attention_scale = 1;
   double moe_half_tokens_per_expert = 0;
+  double moe_layer_step_s = 0;
+  double moe_eager_layer_s = 0;
   double linear_decode_s = 0;
   double linear_prefill_token_s = 0;
   double allreduce_half_bytes = 0;

@@ -84,8 +84,10 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   }
   t.comm_s = allreduce_s(s.tokens, 2 * (m_.layers_full + m_.layers_linear));
   const bool graph = !s.prefill && s.batch <= cfg_.cuda_graph_max_bs;
-  t.launch_s = launch_s(graph, m_.layers_full + m_.layers_linear);
-  t.engine_s = c.step_s + s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
+  const int layers = m_.layers_full + m_.layers_linear;
+  t.launch_s = launch_s(graph, layers);
+  t.engine_s = c.step_s + (m_.moe ? c.moe_layer_step_s * layers : 0.0) + (m_.moe && !graph ? c.moe_eager_layer_s * layers : 0.0) +
+               s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
                                                c.linear_decode_s * m_.layers_linear) +
                s.prefill_tokens * (c.prefill_token_s + c.linear_prefill_token_s * m_.layers_linear);
   t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s;
@@ -114,7 +116,8 @@ StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int
     t.launch_s = batch <= cfg_.cuda_graph_max_bs ? hw_.launch_cuda_graph_s * 0.25 : hw_.launch_eager_s / layers * 2;
   }
   t.comm_s = allreduce_s(tokens, 2);
-  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s;
+  t.engine_s = m_.moe ? cfg_.costs.moe_layer_step_s : 0.0;  // the draft's one MoE layer
+  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s;
   return t;
 }
 

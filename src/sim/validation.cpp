@@ -124,13 +124,16 @@ ValidationSet load_validation_set(const std::string& name_or_path) {
     v.tp = p.integer_or("tp", 1, JsonRange::between(1, 64));
     v.kv_dtype_bytes = p.integer_or("kv_dtype_bytes", 2, JsonRange::between(1, 4));
     const JsonReader load = p.object("load");
-    load.reject_unknown_keys({"concurrency", "input_tokens", "output_tokens", "num_prompts", "prefix_tokens", "notes"});
+    load.reject_unknown_keys({"concurrency", "input_tokens", "output_tokens", "num_prompts", "prefix_tokens",
+                              "input_tokens_stddev", "output_tokens_stddev", "notes"});
     v.concurrency = load.integer("concurrency", JsonRange::between(1, 100000));
     if (load.has("input_tokens") && !load.node()["input_tokens"].is_null())
       v.input_tokens = load.integer("input_tokens", JsonRange::between(1, 10000000));
     v.output_tokens = load.integer("output_tokens", JsonRange::between(1, 10000000));
     if (load.has("num_prompts")) v.num_prompts = load.integer("num_prompts", JsonRange::between(1, 1000000));
     v.prefix_tokens = load.integer_or("prefix_tokens", 0, JsonRange::between(0, 10000000));
+    v.input_tokens_stddev = load.number_or("input_tokens_stddev", 0, JsonRange::between(0, 10000000));
+    v.output_tokens_stddev = load.number_or("output_tokens_stddev", 0, JsonRange::between(0, 10000000));
     if (v.prefix_tokens > 0 && (!v.input_tokens || v.prefix_tokens >= *v.input_tokens))
       load.fail("prefix_tokens", "must be below input_tokens (the prefix is part of the input)");
     v.metric = p.string("metric");
@@ -156,8 +159,8 @@ double predict_metric(const ModelSpec& model, const HardwareSpec& hw, const Engi
   auto& load = pc.load;
   load.prompt_format = PromptFormat::token_ids;
   load.concurrency = shape.concurrency;
-  load.isl = {static_cast<double>(shape.input_tokens), 0, 1};
-  load.osl = {static_cast<double>(shape.output_tokens), 0, 1};
+  load.isl = {static_cast<double>(shape.input_tokens), shape.input_tokens_stddev, 1};
+  load.osl = {static_cast<double>(shape.output_tokens), shape.output_tokens_stddev, 1};
   if (shape.prefix_tokens > 0) {
     load.prefix_length = shape.prefix_tokens;
     load.num_prefix_groups = 1;
@@ -259,12 +262,24 @@ double predict_point(const ValidationSet& set, const ValidationPoint& p, const E
     cfg.mem_fraction_static = 0.9;
     cfg.cuda_graph_max_bs = 512;
     cfg.page_size = 16;
+  } else if (p.engine == "sglang") {
+    // sglang.launch_server's defaults by GPU memory (ServerArgs'
+    // _handle_gpu_memory_settings, python/sglang/srt/server_args.py in
+    // github.com/sgl-project/sglang, late-2025 releases): below 160 GiB
+    // (H100, H200) chunked prefill 8k tokens and CUDA graphs up to batch 256
+    // at TP under 4, else 512; from 160 GiB (B200) 16k and 512. The engine
+    // config's own default (graphs to 64) is the recipes' --cuda-graph-max-bs.
+    const bool large = hw.hbm_bytes >= 160.0 * (1ull << 30);
+    cfg.chunked_prefill_size = large ? 16384 : 8192;
+    cfg.cuda_graph_max_bs = large || p.tp >= 4 ? 512 : 256;
   }
   BenchmarkShape shape;
   shape.concurrency = p.concurrency;
   shape.input_tokens = input_tokens_of(set, p, unknowns);
   shape.output_tokens = p.output_tokens;
   shape.prefix_tokens = p.prefix_tokens;
+  shape.input_tokens_stddev = p.input_tokens_stddev;
+  shape.output_tokens_stddev = p.output_tokens_stddev;
   shape.num_prompts = p.num_prompts;
   shape.metric = p.metric;
   return predict_metric(model, hw, cfg, shape);

@@ -45,6 +45,11 @@ struct ValidationPoint {
   int output_tokens = 1;
   std::optional<int> num_prompts;   // requests sent (default: enough for a steady state)
   int prefix_tokens = 0;            // of the input, a prefix every request shares (cached after the first)
+  // Spread of the lengths around their means (normal, at least 1 token):
+  // a dataset's lengths vary per request (ShareGPT), and at high
+  // concurrency fixed lengths end every request of a wave together, so
+  // prefills come in bursts that the real run never had.
+  double input_tokens_stddev = 0, output_tokens_stddev = 0;
   int kv_dtype_bytes = 2;           // KV cache element size the engine ran with
   double value = 0;
   // Non-empty: shown, but neither fitted nor scored, for this reason (a
@@ -101,6 +106,7 @@ struct BenchmarkShape {
   int input_tokens = 1;
   int output_tokens = 1;
   int prefix_tokens = 0;
+  double input_tokens_stddev = 0, output_tokens_stddev = 0;  // 0: every request has the mean length
   std::optional<int> num_prompts;
   int warmup_prompts = 0;  // sent and drained first, not scored (e.g. to cache the shared prefix)
   std::string metric;

@@ -72,6 +72,33 @@ TEST(EngineCosts, EachTermAddsWhatItSays) {
   EXPECT_NEAR(t2.compute_s, 2 * t0.compute_s, 1e-12);
 }
 
+TEST(EngineCosts, MoeLayerTermsAddPerLayerForMoeModelsOnly) {
+  const auto moe = load_model_spec("qwen3-next-80b-a3b");  // 12 full + 36 DeltaNet layers, 512 experts
+  const auto dense = load_model_spec("qwen3-8b");
+  const auto hw = load_hardware_spec("b200");
+  EngineConfig base;
+  base.tp = 8;
+  base.cuda_graph_max_bs = 64;
+  EngineConfig c = base;
+  c.costs.moe_layer_step_s = 1e-4;
+  c.costs.moe_eager_layer_s = 2e-3;
+  const StepTimeModel plain(moe, hw, base), costed(moe, hw, c);
+  // A decode round in a CUDA graph: 48 layers x the floor, no eager cost.
+  EXPECT_NEAR(costed.decode_round(16, 16 * 1000.0).total_s - plain.decode_round(16, 16 * 1000.0).total_s, 48 * 1e-4,
+              1e-12);
+  // Over cuda_graph_max_bs the round runs eagerly: both terms.
+  EXPECT_NEAR(costed.decode_round(100, 100 * 1000.0).total_s - plain.decode_round(100, 100 * 1000.0).total_s,
+              48 * (1e-4 + 2e-3), 1e-12);
+  // A prefill always runs eagerly.
+  EXPECT_NEAR(costed.prefill(300, 300.0 * 301 / 2, 300, 1).total_s - plain.prefill(300, 300.0 * 301 / 2, 300, 1).total_s,
+              48 * (1e-4 + 2e-3), 1e-12);
+  // A dense model has neither.
+  EngineConfig dc = c, db = base;
+  dc.tp = db.tp = 1;
+  EXPECT_NEAR(StepTimeModel(dense, hw, dc).prefill(300, 300.0 * 301 / 2, 300, 1).total_s,
+              StepTimeModel(dense, hw, db).prefill(300, 300.0 * 301 / 2, 300, 1).total_s, 1e-12);
+}
+
 TEST(EngineCosts, MoeGroupedGemmEfficiencyFallsWithTokensPerExpert) {
   const auto m = load_model_spec("qwen3-30b-a3b");
   const auto hw = load_hardware_spec("h100");
@@ -174,6 +201,12 @@ TEST(ValidationSet, ShippedSetCoversKindsModelsGpusAndBothHalves) {
   EXPECT_EQ(kinds_held, all_kinds);
   EXPECT_TRUE(models.count("qwen3-8b") && models.count("qwen3-32b"));
   EXPECT_TRUE(gpus.count("h100") && gpus.count("h200") && gpus.count("b200"));
+  // Both engines, each with scored points in both halves.
+  std::set<std::pair<std::string, bool>> engine_halves;
+  for (const auto& p : set.points)
+    if (p.excluded.empty()) engine_halves.insert({p.engine, p.held_out()});
+  EXPECT_EQ(engine_halves, (std::set<std::pair<std::string, bool>>{
+                               {"sglang", false}, {"sglang", true}, {"vllm", false}, {"vllm", true}}));
 }
 
 TEST(ValidationSet, MetricsFollowTheSourcesDefinitions) {
@@ -254,38 +287,50 @@ TEST(MemoryPlan, DraftsOwnEmbedAndHeadShrinkThePoolsWhileTheyAreSized) {
 
 TEST(ValidationSet, ShippedProfileMeetsTheHeldOutTargets) {
   // Issue 16's targets on the held-out half (docs/sim-validation.md): MAPE
-  // at most 10 % and no point off by more than 25 %, with the shipped vLLM
-  // profile and the setups' unknowns it was fitted with; every setup at the
+  // at most 10 % and no point off by more than 25 %, each point scored with
+  // its engine's shipped profile and the setups' unknowns that profile was
+  // fitted with (what `sim validate --check` gates); every vLLM setup at the
   // profile's own (central) costs still well under the roofline.
   const auto set = load_validation_set("builtin");
   struct Score {
     double mape, worst;
   };
-  auto held_out = [&](const std::string& profile, const ValidationUnknowns& u) {
-    const auto costs = load_engine_costs(profile);
+  auto held_out = [&](const std::string& engine, const std::string& profile, const ValidationUnknowns* u) {
     std::vector<double> err;
     double worst = 0;
     for (const auto& p : set.points)
-      if (p.held_out() && p.excluded.empty()) {
-        err.push_back((predict_point(set, p, costs, u) - p.value) / p.value);
+      if (p.held_out() && p.excluded.empty() && (engine.empty() || p.engine == engine)) {
+        const std::string prof = profile.empty() ? p.engine : profile;
+        const ValidationUnknowns unknowns = u ? *u : validation_unknowns_of_profile(prof);
+        err.push_back((predict_point(set, p, load_engine_costs(prof), unknowns) - p.value) / p.value);
         worst = std::max(worst, std::abs(err.back()));
       }
     return Score{mape_percent(err), 100 * worst};
   };
   const auto unknowns = validation_unknowns_of_profile("vllm");
-  // The profile has fitted costs for exactly the setups with a scored vLLM
-  // point (a setup whose points are all excluded, as the SGLang one added
-  // after the fit, has none).
+  // The vLLM profile has fitted costs for exactly the setups with a scored
+  // vLLM point (the SGLang setups are the SGLang profile's).
   std::set<std::string> scored_vllm_setups;
   for (const auto& p : set.points)
     if (p.excluded.empty() && p.engine == "vllm") scored_vllm_setups.insert(p.setup);
   std::set<std::string> fitted_setups;
   for (const auto& [setup, coefficients] : unknowns.setup_costs) fitted_setups.insert(setup);
   ASSERT_EQ(fitted_setups, scored_vllm_setups);
-  const Score shipped = held_out("vllm", unknowns);
-  EXPECT_LE(shipped.mape, 10.0);
-  EXPECT_LE(shipped.worst, 25.0);
-  const Score central = held_out("vllm", {}), roofline = held_out("roofline", {});
+  const Score all = held_out("", "", nullptr);
+  EXPECT_LE(all.mape, 10.0);
+  EXPECT_LE(all.worst, 25.0);
+  const Score vllm = held_out("vllm", "vllm", &unknowns);
+  EXPECT_LE(vllm.mape, 10.0);
+  EXPECT_LE(vllm.worst, 25.0);
+  // SGLang's held-out points (the hybrid Qwen3-Next) are short of the
+  // target: 16 % when the profile was fitted, no point over 18 %; guarded
+  // here at 20 % so they cannot slide back to the 1.6-4x misses of the
+  // costs without the MoE floor terms.
+  const Score sglang = held_out("sglang", "sglang", nullptr);
+  EXPECT_LE(sglang.mape, 20.0);
+  EXPECT_LE(sglang.worst, 20.0);
+  const ValidationUnknowns none;
+  const Score central = held_out("vllm", "vllm", &none), roofline = held_out("vllm", "roofline", &none);
   EXPECT_GT(roofline.mape, 18.0);  // 23.1 % when the profile was fitted
   EXPECT_LT(central.mape, 15.0);
 }
