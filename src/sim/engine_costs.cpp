@@ -33,7 +33,7 @@ const std::vector<Coefficient>& coefficients() {
       {"attention_scale", &EngineCosts::attention_scale, 0.1, 50},
       {"moe_half_tokens_per_expert", &EngineCosts::moe_half_tokens_per_expert, 0, 1e5},
       {"moe_layer_step_s", &EngineCosts::moe_layer_step_s, 0, 0.01},
-      {"moe_eager_layer_s", &EngineCosts::moe_eager_layer_s, 0, 0.1},
+      {"moe_prefill_layer_s", &EngineCosts::moe_prefill_layer_s, 0, 0.1},
       {"linear_decode_s", &EngineCosts::linear_decode_s, 0, 0.001},
       {"linear_prefill_token_s", &EngineCosts::linear_prefill_token_s, 0, 0.001},
       {"allreduce_half_bytes", &EngineCosts::allreduce_half_bytes, 0, 1e10},

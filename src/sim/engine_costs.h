@@ -37,17 +37,16 @@
 //                       cookbook) while its weights read in about 0.2 ms.
 //                       (Every layer counts: the few dense layers some MoE
 //                       models lead with are not told apart.)
-//   eager MoE layer:    moe_eager_layer_s per layer of a MoE model per forward
-//                       that runs outside a CUDA graph (a prefill, or a
-//                       decode batch over cuda_graph_max_bs): the host-side
-//                       dispatch of the layer's many kernels (router, top-k,
-//                       permutation, grouped GEMMs; DeltaNet's in a hybrid)
-//                       one by one, which a graph replay skips. SGLang runs
-//                       prefill eagerly, and its TTFT for a few hundred
-//                       tokens on 8x B200 is about 128 ms for Qwen3-Next
-//                       (the cookbook's runs), far above the math. Dense
-//                       models' few kernels per layer are left to the
-//                       hardware's launch costs.
+//   MoE prefill layer:  moe_prefill_layer_s per layer of a MoE model per forward
+//                       that prefills: SGLang runs prefill outside CUDA
+//                       graphs, dispatching each layer's many kernels
+//                       (router, top-k, permutation, grouped GEMMs;
+//                       DeltaNet's chunked scan in a hybrid) one by one, and
+//                       its TTFT for a few hundred tokens of Qwen3-Next on
+//                       8x B200 is about 128 ms (the cookbook's runs), far
+//                       above the math. Fitted on prefills only, it is not
+//                       charged to a decode batch over cuda_graph_max_bs
+//                       (the hardware's eager launch cost covers that).
 //   linear attention:   linear_decode_s per GDN layer per decode request,
 //                       linear_prefill_token_s per GDN layer per prefill token
 //                       (the chunked-scan kernels run far from roofline)
@@ -82,7 +81,7 @@ struct EngineCosts {
   double attention_scale = 1;
   double moe_half_tokens_per_expert = 0;
   double moe_layer_step_s = 0;
-  double moe_eager_layer_s = 0;
+  double moe_prefill_layer_s = 0;
   double linear_decode_s = 0;
   double linear_prefill_token_s = 0;
   double allreduce_half_bytes = 0;

@@ -86,8 +86,8 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   const bool graph = !s.prefill && s.batch <= cfg_.cuda_graph_max_bs;
   const int layers = m_.layers_full + m_.layers_linear;
   t.launch_s = launch_s(graph, layers);
-  t.engine_s = c.step_s + (m_.moe ? c.moe_layer_step_s * layers : 0.0) + (m_.moe && !graph ? c.moe_eager_layer_s * layers : 0.0) +
-               s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
+  const double moe_layer_s = !m_.moe ? 0.0 : c.moe_layer_step_s + (s.prefill ? c.moe_prefill_layer_s : 0.0);
+  t.engine_s = c.step_s + moe_layer_s * layers + s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
                                                c.linear_decode_s * m_.layers_linear) +
                s.prefill_tokens * (c.prefill_token_s + c.linear_prefill_token_s * m_.layers_linear);
   t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s;

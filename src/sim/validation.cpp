@@ -136,6 +136,8 @@ ValidationSet load_validation_set(const std::string& name_or_path) {
     v.output_tokens_stddev = load.number_or("output_tokens_stddev", 0, JsonRange::between(0, 10000000));
     if (v.prefix_tokens > 0 && (!v.input_tokens || v.prefix_tokens >= *v.input_tokens))
       load.fail("prefix_tokens", "must be below input_tokens (the prefix is part of the input)");
+    if (v.prefix_tokens > 0 && v.input_tokens_stddev > 0)
+      load.fail("input_tokens_stddev", "must be 0 with a shared prefix (a spread input could fall below the prefix)");
     v.metric = p.string("metric");
     if (std::find(validation_metric_names().begin(), validation_metric_names().end(), v.metric) == validation_metric_names().end()) {
       std::string list;

@@ -420,6 +420,15 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   auto twice = run_cli("sim validate --fit /tmp/never-written.json --setup-costs step_s --fit-coefficients step_s");
   EXPECT_NE(twice.code, 0);
   EXPECT_NE(twice.output.find("either"), std::string::npos) << twice.output;
+  // --engine keeps one engine's points: SGLang's without vLLM's.
+  auto sglang = run_cli("sim validate --engine sglang");
+  EXPECT_EQ(sglang.code, 0) << sglang.output;
+  EXPECT_NE(sglang.output.find("sgc-next80b-b200-sharegpt-c001-tpot"), std::string::npos) << sglang.output;
+  EXPECT_EQ(sglang.output.find("sily-8b-h100-d128x1024-c256"), std::string::npos) << sglang.output;
+  auto no_engine = run_cli("sim validate --engine trtllm");
+  EXPECT_EQ(no_engine.code, 2) << no_engine.output;
+  EXPECT_NE(no_engine.output.find("--engine: "), std::string::npos) << no_engine.output;
+  EXPECT_NE(no_engine.output.find("'trtllm' (it has: sglang, vllm)"), std::string::npos) << no_engine.output;
 }
 
 TEST(Cli, SimPredictTakesTheSchedulerAndAnEngineProfile) {

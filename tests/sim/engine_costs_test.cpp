@@ -81,15 +81,15 @@ TEST(EngineCosts, MoeLayerTermsAddPerLayerForMoeModelsOnly) {
   base.cuda_graph_max_bs = 64;
   EngineConfig c = base;
   c.costs.moe_layer_step_s = 1e-4;
-  c.costs.moe_eager_layer_s = 2e-3;
+  c.costs.moe_prefill_layer_s = 2e-3;
   const StepTimeModel plain(moe, hw, base), costed(moe, hw, c);
-  // A decode round in a CUDA graph: 48 layers x the floor, no eager cost.
+  // A decode round: 48 layers x the floor, no prefill cost.
   EXPECT_NEAR(costed.decode_round(16, 16 * 1000.0).total_s - plain.decode_round(16, 16 * 1000.0).total_s, 48 * 1e-4,
               1e-12);
-  // Over cuda_graph_max_bs the round runs eagerly: both terms.
+  // Over cuda_graph_max_bs too: the prefill term is for prefills only.
   EXPECT_NEAR(costed.decode_round(100, 100 * 1000.0).total_s - plain.decode_round(100, 100 * 1000.0).total_s,
-              48 * (1e-4 + 2e-3), 1e-12);
-  // A prefill always runs eagerly.
+              48 * 1e-4, 1e-12);
+  // A prefill pays both.
   EXPECT_NEAR(costed.prefill(300, 300.0 * 301 / 2, 300, 1).total_s - plain.prefill(300, 300.0 * 301 / 2, 300, 1).total_s,
               48 * (1e-4 + 2e-3), 1e-12);
   // A dense model has neither.
@@ -333,6 +333,44 @@ TEST(ValidationSet, ShippedProfileMeetsTheHeldOutTargets) {
   const Score central = held_out("vllm", "vllm", &none), roofline = held_out("vllm", "roofline", &none);
   EXPECT_GT(roofline.mape, 18.0);  // 23.1 % when the profile was fitted
   EXPECT_LT(central.mape, 15.0);
+}
+
+TEST(ValidationSet, ALengthSpreadKeepsAHighConcurrencyRunFromFinishingInWaves) {
+  // 64 requests at once, all of one length, finish together and are
+  // replaced together: their prefills come as one burst per wave, and most
+  // decode gaps are free of them. Spread lengths end requests one by one,
+  // so prefills interleave with the decodes and the mean ITL rises.
+  const auto m = load_model_spec("qwen3-8b");
+  const auto hw = load_hardware_spec("h100");
+  EngineConfig cfg;
+  BenchmarkShape shape;
+  shape.concurrency = 64;
+  shape.input_tokens = 2000;
+  shape.output_tokens = 100;
+  shape.num_prompts = 512;
+  shape.metric = "itl_ms_mean";
+  const double fixed = predict_metric(m, hw, cfg, shape);
+  shape.output_tokens_stddev = 100;
+  shape.input_tokens_stddev = 1000;
+  const double spread = predict_metric(m, hw, cfg, shape);
+  EXPECT_GT(spread, fixed * 1.05) << "fixed " << fixed << " ms, spread " << spread << " ms";
+  // The data file's fields reach the point, and a negative spread is refused.
+  const auto ok = write_temp("spread.json", R"({"points": [{"id": "a", "split": "fit", "kind": "decode_itl",
+    "engine": "vllm", "model": "qwen3-8b", "gpu": "h100", "metric": "itl_ms_mean", "value": 10, "source": "https://x",
+    "load": {"concurrency": 4, "input_tokens": 300, "output_tokens": 200, "input_tokens_stddev": 300,
+             "output_tokens_stddev": 150}}]})");
+  const auto set = load_validation_set(ok);
+  EXPECT_EQ(set.points.at(0).input_tokens_stddev, 300);
+  EXPECT_EQ(set.points.at(0).output_tokens_stddev, 150);
+  const auto bad = write_temp("spread_bad.json", R"({"points": [{"id": "a", "split": "fit", "kind": "decode_itl",
+    "engine": "vllm", "model": "qwen3-8b", "gpu": "h100", "metric": "itl_ms_mean", "value": 10, "source": "https://x",
+    "load": {"concurrency": 4, "input_tokens": 300, "output_tokens": 200, "output_tokens_stddev": -1}}]})");
+  try {
+    load_validation_set(bad);
+    ADD_FAILURE() << "a negative spread was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("output_tokens_stddev"), std::string::npos) << e.what();
+  }
 }
 
 TEST(EngineCosts, FrontEndTimeDelaysTheFirstTokenAndNothingElse) {
