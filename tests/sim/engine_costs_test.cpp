@@ -322,13 +322,11 @@ TEST(ValidationSet, ShippedProfileMeetsTheHeldOutTargets) {
   const Score vllm = held_out("vllm", "vllm", &unknowns);
   EXPECT_LE(vllm.mape, 10.0);
   EXPECT_LE(vllm.worst, 25.0);
-  // SGLang's held-out points (the hybrid Qwen3-Next) are short of the
-  // target: 16 % when the profile was fitted, no point over 18 %; guarded
-  // here at 20 % so they cannot slide back to the 1.6-4x misses of the
-  // costs without the MoE floor terms.
+  // And SGLang's alone (the hybrid Qwen3-Next design): 9.6 %, worst
+  // 17.6 % when the profile was fitted; 88 % before the MoE floor terms.
   const Score sglang = held_out("sglang", "sglang", nullptr);
-  EXPECT_LE(sglang.mape, 20.0);
-  EXPECT_LE(sglang.worst, 20.0);
+  EXPECT_LE(sglang.mape, 10.0);
+  EXPECT_LE(sglang.worst, 25.0);
   const ValidationUnknowns none;
   const Score central = held_out("vllm", "vllm", &none), roofline = held_out("vllm", "roofline", &none);
   EXPECT_GT(roofline.mape, 18.0);  // 23.1 % when the profile was fitted
