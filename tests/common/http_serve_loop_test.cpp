@@ -128,6 +128,20 @@ long rss_kib() {
   return 0;
 }
 
+// How many of these client sockets the server has closed (a read finds
+// end of stream or a reset instead of waiting).
+int closed_by_server(std::vector<std::unique_ptr<boost::asio::ip::tcp::socket>>& sockets) {
+  int closed = 0;
+  for (auto& s : sockets) {
+    s->non_blocking(true);
+    char c;
+    boost::system::error_code ec;
+    s->read_some(boost::asio::buffer(&c, 1), ec);
+    if (ec == boost::asio::error::eof || ec == boost::asio::error::connection_reset) ++closed;
+  }
+  return closed;
+}
+
 // Hostile clients against one server: 150 sockets that send half a request
 // and stall (slowloris), 5 oversized header blocks, 3 bodies declared far
 // over the cap. A health probe on a fresh connection must still answer
@@ -160,15 +174,7 @@ void stress(std::uint16_t port, const std::string& who) {
   EXPECT_EQ(health.received.rfind("HTTP/1.1 200", 0), 0u) << who << ": " << health.received;
   // The idle limit (300 ms here) closes every stalled socket.
   std::this_thread::sleep_for(800ms);
-  int closed = 0;
-  for (auto& s : slow) {
-    s->non_blocking(true);
-    char c;
-    boost::system::error_code ec;
-    s->read_some(asio::buffer(&c, 1), ec);
-    if (ec == asio::error::eof || ec == asio::error::connection_reset) ++closed;
-  }
-  EXPECT_EQ(closed, 150) << who;
+  EXPECT_EQ(closed_by_server(slow), 150) << who;
   EXPECT_LT(rss_kib() - rss0, 64 * 1024) << who << ": resident memory grew by more than 64 MiB";
 }
 }  // namespace
@@ -299,15 +305,7 @@ TEST(HttpServeLoop, RouterOnManyThreadsClosesManyStalledClientsAtOnce) {
       slow.push_back(std::move(s));
     }
     std::this_thread::sleep_for(700ms);
-    int closed = 0;
-    for (auto& s : slow) {
-      s->non_blocking(true);
-      char c;
-      boost::system::error_code ec;
-      s->read_some(asio::buffer(&c, 1), ec);
-      if (ec == asio::error::eof || ec == asio::error::connection_reset) ++closed;
-    }
-    EXPECT_EQ(closed, 400) << "round " << round;
+    EXPECT_EQ(closed_by_server(slow), 400) << "round " << round;
     router.stop();
   }
 }
