@@ -38,10 +38,15 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
       ->transform(tokens_in(1, limits::max_tokens))->group(g)->capture_default_str();
   cmd.add_option("--max-running-requests", c.max_running_requests, "Running batch cap (0 = memory only)")
       ->transform(int_in(0, limits::max_concurrency))->group(g)->capture_default_str();
+  cmd.add_option("--max-total-tokens", c.max_total_tokens, "Cap on the KV pool in tokens (0 = what memory allows)")
+      ->transform(tokens_in(0, limits::max_tokens))->group(g)->capture_default_str();
   cmd.add_option("--cuda-graph-max-bs", c.cuda_graph_max_bs, "Largest decode batch replayed as a CUDA graph")
       ->transform(int_in(1, 65536))->group(g)->capture_default_str();
   cmd.add_option("--page-size", c.page_size, "Tokens per KV page (prefix matching unit)")
       ->transform(int_in(1, 65536))->group(g)->capture_default_str();
+  cmd.add_option("--tokenizer-worker-num", c.tokenizer_workers,
+                 "API-server loops that template and tokenize requests (each prompt is tokenized whole, in turn)")
+      ->transform(int_in(1, 256))->group(g)->capture_default_str();
   cmd.add_option("--stream-interval", c.stream_interval, "Decode forwards between streamed chunks")
       ->transform(int_in(1, 100000))->group(g)->capture_default_str();
   cmd.add_option("--speculative-algorithm", o.speculative_algorithm, "NEXTN (or EAGLE) enables MTP speculative decoding")

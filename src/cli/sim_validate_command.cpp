@@ -1,8 +1,14 @@
 #include "cli/sim_validate_command.h"
 
+#include "cli/sim_validate_agentx.h"
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -10,6 +16,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/json_reader.h"
 #include "sim/cost_fit.h"
 #include "sim/specs.h"
 #include "sim/validation.h"
@@ -35,6 +42,11 @@ struct SimValidateCommand {
   int max_evaluations = 300;
   bool check = false;
   double max_held_out_mape = 10, max_point_error = 25;
+  // --agentx: the published AgentX runs instead (cli/sim_validate_agentx.h).
+  std::string family_limits;  // exit 1 when a family's held-out MAPE is over its limit in this file
+  bool lofo = false;          // leave-one-family-out: refit without each family, score it
+  bool agentx = false;
+  AgentxValidateOptions agentx_opts;
 };
 
 namespace {
@@ -132,6 +144,33 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
                     "more than --max-point-error (fitting points are shown, not gated: they are not predictions)");
   vc->cmd->add_option("--max-held-out-mape", vc->max_held_out_mape, "Percent")->capture_default_str();
   vc->cmd->add_option("--max-point-error", vc->max_point_error, "Percent")->capture_default_str();
+  vc->cmd->add_option("--family-limits", vc->family_limits,
+                      "A JSON file {\"family\": max held-out MAPE %, ...}: exit 1 when a family is over its limit")
+      ->check(CLI::ExistingFile);
+  vc->cmd->add_flag("--lofo", vc->lofo,
+                    "Leave one model family out: for each family, refit --fit-coefficients on the other families' "
+                    "fitting points only and score the family's points (use with --engine)");
+  auto* ax = "AgentX (--agentx)";
+  vc->cmd->add_flag("--agentx", vc->agentx,
+                    "Score the published InferenceX AgentX runs (data/validation/agentx_points.json) instead: each "
+                    "point replayed in virtual time as its deployment ran; MAPE per metric, family and series")
+      ->group(ax);
+  vc->cmd->add_option("--agentx-points", vc->agentx_opts.points,
+                      "AgentX validation set: builtin or a JSON file")->capture_default_str()->group(ax);
+  vc->cmd->add_option("--duration", vc->agentx_opts.duration_s, "Seconds of serving each point replays (published runs: 3600)")
+      ->check(CLI::Range(60.0, 86400.0))->capture_default_str()->group(ax);
+  vc->cmd->add_option("--jobs,-j", vc->agentx_opts.jobs, "Points predicted at once (0: one per core)")
+      ->check(CLI::Range(0, 1024))->capture_default_str()->group(ax);
+  vc->cmd->add_option("--series", vc->agentx_opts.only, "Only the series whose id contains this text")->group(ax);
+  vc->cmd->add_option("--json", vc->agentx_opts.json_out, "Also write every point, error and MAPE as JSON")->group(ax);
+  vc->cmd->add_option("--max-total-tput-mape", vc->agentx_opts.max_total_tput_mape,
+                      "With --agentx --check: limit on each family's held-out total tok/s/GPU MAPE, percent")
+      ->capture_default_str()->group(ax);
+  vc->cmd->add_option("--max-ttft-mape", vc->agentx_opts.max_ttft_mape, "With --agentx --check: mean TTFT, percent")
+      ->capture_default_str()->group(ax);
+  vc->cmd->add_option("--max-tpot-mape", vc->agentx_opts.max_tpot_mape, "With --agentx --check: mean TPOT, percent")
+      ->capture_default_str()->group(ax);
+  vc->cmd->add_flag("-q,--quiet", vc->agentx_opts.quiet, "No progress lines")->group(ax);
   return vc;
 }
 
@@ -172,10 +211,204 @@ double central_value(const std::map<std::string, std::map<std::string, double>>&
   return n % 2 ? v[n / 2] : std::sqrt(v[n / 2 - 1] * v[n / 2]);
 }
 
+// A point's model family (its spec's "family").
+const std::string& family_of(const sim::ValidationPoint& p) {
+  static std::map<std::string, std::string> cache;
+  auto it = cache.find(p.model);
+  if (it == cache.end()) it = cache.emplace(p.model, sim::load_model_spec(p.model).family).first;
+  return it->second;
+}
+
+struct FamilyErrors {
+  std::vector<double> fit, held;
+  double worst_held = 0;
+};
+
+std::map<std::string, FamilyErrors> family_errors(const std::vector<Row>& rows) {
+  std::map<std::string, FamilyErrors> out;
+  for (const auto& r : rows) {
+    if (!r.p->excluded.empty()) continue;
+    auto& f = out[family_of(*r.p)];
+    (r.p->held_out() ? f.held : f.fit).push_back(r.error);
+    if (r.p->held_out()) f.worst_held = std::max(f.worst_held, std::abs(r.error));
+  }
+  return out;
+}
+
+// --family-limits FILE: {"family": max held-out MAPE in %, ...}; a family
+// over its limit (or missing from the set) is named on stderr.
+bool families_within_limits(const std::map<std::string, FamilyErrors>& families, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError("--family-limits '" + path + "': cannot open it (" + std::strerror(errno) + ")");
+  const nlohmann::json j = parse_json(in, path);
+  const JsonReader f(j, path);
+  bool ok = true;
+  for (const auto& [fam, limit] : f.entries()) {
+    const double max = limit.number("", JsonRange::positive());
+    auto it = families.find(fam);
+    if (it == families.end()) {
+      std::fprintf(stderr, "sim validate: %s names family '%s', which has no scored point\n", path.c_str(), fam.c_str());
+      ok = false;
+      continue;
+    }
+    const double held = sim::mape_percent(it->second.held);
+    if (held > max + 1e-9) {
+      std::fprintf(stderr, "sim validate: family %s: held-out MAPE %.1f %% is over its limit %.1f %% (%s)\n", fam.c_str(),
+                   held, max, path.c_str());
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+// The fit of `sim validate --fit` on the fitting points `include` admits:
+// the free coefficients shared by every setup, each setup's own costs and
+// unknowns; `shipped` carries the setups' central values (what an
+// uncalibrated deployment gets).
+struct FitOutcome {
+  sim::CostFitResult fit;
+  std::vector<std::string> labels;  // per target
+  std::vector<std::string> free;
+  sim::ValidationUnknowns unknowns;
+  sim::EngineCosts shipped;
+};
+
+FitOutcome fit_validation(const SimValidateCommand& vc, const sim::ValidationSet& set,
+                          const std::function<bool(const sim::ValidationPoint&)>& include, bool verbose) {
+  std::vector<sim::FitTarget> targets;
+  std::set<std::string> gpus, unknown_length_setups, setups;
+  for (const auto& p : set.points) {
+    if (p.held_out() || !p.excluded.empty() || !include(p)) continue;  // the held-out half never reaches the fit
+    sim::FitTarget t{p.id, p.value, nullptr,
+                     [&set, &p](const sim::EngineCosts& c, const sim::FitExtras& e) {
+                       return sim::predict_point(set, p, c, sim::ValidationUnknowns::from_named(e));
+                     }};
+    // A setup's unknowns touch only its points, a GPU's HBM efficiency only its.
+    t.reads_extra = [&p](const std::string& extra) {
+      const auto colon = extra.find(':');
+      const std::string kind = extra.substr(0, colon), rest = extra.substr(colon + 1);
+      if (kind == "hbm_efficiency") return rest == p.gpu;
+      return rest == p.setup || rest.rfind(p.setup + ":", 0) == 0;
+    };
+    targets.push_back(std::move(t));
+    gpus.insert(p.gpu);
+    setups.insert(p.setup);
+    if (!p.input_tokens) unknown_length_setups.insert(p.setup);
+  }
+  if (targets.empty()) throw UserError(set.source + ": no point has split \"fit\"");
+  sim::CostFitOptions fo;
+  fo.free = vc.fit_names;
+  fo.max_evaluations = vc.max_evaluations;
+  fo.polish = vc.polish;
+  fo.polish_restarts = false;  // one Levenberg-Marquardt run: each costs as much as the whole simplex
+  if (!vc.assume_input_tokens)
+    for (const auto& s : unknown_length_setups)
+      fo.extras.push_back({"input_tokens:" + s, static_cast<double>(set.assumed_input_tokens), 64, 16384,
+                           std::log(vc.input_tokens_prior_factor), 0.05});
+  for (const auto& s : setups)
+    for (const auto& name : vc.setup_cost_names) {
+      const auto prior = setup_cost_prior(name);
+      const auto [lo, hi] = sim::EngineCosts::range(name);
+      fo.extras.push_back({"setup_cost:" + s + ":" + name, prior.centre, std::max(lo, prior.centre * 1e-4), hi,
+                           std::log(prior.factor)});
+    }
+  if (vc.fit_hbm) {
+    // Held near the spec's estimate (a factor of 1.25 at one standard
+    // deviation): a GPU with one point (H200 here) must not take up what
+    // that point's other unknowns leave over.
+    for (const auto& g : gpus)
+      fo.extras.push_back({"hbm_efficiency:" + g, sim::load_hardware_spec(g).eff_hbm, 0.3, 1.0, std::log(1.25)});
+    // A GPU's HBM efficiency and the engine's weight-read scale multiply
+    // the same term: fitting both leaves a valley the fit slides along.
+    if (auto it = std::find(fo.free.begin(), fo.free.end(), "weight_read_scale"); it != fo.free.end()) {
+      fo.free.erase(it);
+      std::fprintf(stderr, "fit: weight_read_scale stays 1 (--fit-hbm-efficiency fits the same term per GPU)\n");
+    }
+  }
+  if (verbose)
+    fo.progress = [](int n, double f) {
+      if (n % 20 == 0) std::fprintf(stderr, "fit: %d evaluations, objective %.4g\n", n, f);
+    };
+  // With --engine-profile the fit refits the free coefficients of that
+  // profile and keeps the rest of it; without, the rest stay neutral.
+  sim::EngineCosts start = vc.engine_profile.empty() ? sim::EngineCosts{} : sim::load_engine_costs(vc.engine_profile);
+  start.name = "fitted";
+  // An unpublished input length is where the loss has more than one
+  // valley (a long prompt's KV read and a per-request cost grow alike
+  // with the batch), so the fit starts it at 1, 2 and 4 times the set's
+  // assumed length, the prior staying centred on it, and keeps the best.
+  sim::CostFitResult fit;
+  bool have_fit = false;
+  const bool multi_start = std::any_of(fo.extras.begin(), fo.extras.end(),
+                                       [](const sim::FitExtra& e) { return e.name.rfind("input_tokens:", 0) == 0; });
+  for (const double factor : multi_start ? std::vector<double>{1, 2, 4} : std::vector<double>{1}) {
+    sim::CostFitOptions run = fo;
+    for (auto& e : run.extras)
+      if (e.name.rfind("input_tokens:", 0) == 0) e.prior_centre = e.start, e.start *= factor;
+    auto candidate = sim::fit_engine_costs(targets, start, run);
+    if (multi_start && verbose)
+      std::fprintf(stderr, "fit: input lengths started at %gx the assumed %d tokens: objective %.4g\n", factor,
+                   set.assumed_input_tokens, candidate.objective);
+    if (!have_fit || candidate.objective < fit.objective) fit = std::move(candidate), have_fit = true;
+  }
+  FitOutcome out;
+  for (const auto& t : targets) out.labels.push_back(t.label);
+  out.free = fo.free;
+  out.unknowns = sim::ValidationUnknowns::from_named(fit.extras);
+  // The profile's own value of a per-setup cost is what a deployment that
+  // was never calibrated gets: the setups' central value.
+  out.shipped = fit.costs;
+  for (const auto& name : vc.setup_cost_names) out.shipped.at(name) = central_value(out.unknowns.setup_costs, name);
+  out.fit = std::move(fit);
+  return out;
+}
+
+// --lofo: for each family, the free coefficients refitted on every other
+// family's fitting points, then that family's points scored (both halves:
+// none of them reached this fit), beside their error with the profile as
+// shipped. A family whose left-out error is far above its shipped error is
+// one the shipped fit only serves because it saw it.
+int run_leave_one_family_out(const SimValidateCommand& vc, const sim::ValidationSet& set,
+                             const std::map<std::string, sim::EngineCosts>& costs,
+                             const std::map<std::string, sim::ValidationUnknowns>& unknowns) {
+  if (costs.size() != 1) throw UserError("--lofo refits one engine's profile: give --engine (sglang or vllm)");
+  const std::string engine = costs.begin()->first;
+  std::map<std::string, std::vector<const sim::ValidationPoint*>> by_family;
+  for (const auto& p : set.points)
+    if (p.excluded.empty()) by_family[family_of(p)].push_back(&p);
+  std::printf("%-14s %7s %24s %24s\n", "family", "points", "shipped profile MAPE", "left out of the fit MAPE");
+  std::string md = "| family left out | points | MAPE, shipped profile | MAPE, refitted without it |\n|---|---|---|---|\n";
+  for (const auto& [fam, points] : by_family) {
+    const FitOutcome fo =
+        fit_validation(vc, set, [&fam = fam](const sim::ValidationPoint& p) { return family_of(p) != fam; }, false);
+    std::vector<double> shipped_err, left_out_err;
+    for (const auto* p : points) {
+      shipped_err.push_back((sim::predict_point(set, *p, costs.at(engine), unknowns.at(engine)) - p->value) / p->value);
+      left_out_err.push_back((sim::predict_point(set, *p, fo.shipped, fo.unknowns) - p->value) / p->value);
+    }
+    std::printf("%-14s %7zu %22.1f %% %22.1f %%\n", fam.c_str(), points.size(), sim::mape_percent(shipped_err),
+                sim::mape_percent(left_out_err));
+    std::fflush(stdout);
+    char b[256];
+    std::snprintf(b, sizeof b, "| %s | %zu | %.1f %% | %.1f %% |\n", fam.c_str(), points.size(),
+                  sim::mape_percent(shipped_err), sim::mape_percent(left_out_err));
+    md += b;
+  }
+  if (!vc.markdown_out.empty()) write_file_atomically(vc.markdown_out, md);
+  return 0;
+}
+
 }  // namespace
 
 int execute_sim_validate_command(SimValidateCommand& vc) {
   if (!vc.cmd->parsed()) return -1;
+  if (vc.agentx) {
+    if (!vc.fit_out.empty()) throw UserError("--agentx does not fit (--fit): its series are scored with the profiles as they are");
+    vc.agentx_opts.engine_profile = vc.engine_profile;
+    vc.agentx_opts.markdown_out = vc.markdown_out;
+    vc.agentx_opts.check = vc.check;
+    return run_sim_validate_agentx(vc.agentx_opts);
+  }
   sim::ValidationSet set = sim::load_validation_set(vc.points);
   if (!vc.engine.empty()) {
     std::set<std::string> engines;
@@ -210,90 +443,15 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
     if (std::find(vc.fit_names.begin(), vc.fit_names.end(), name) != vc.fit_names.end())
       throw UserError("--setup-costs: '" + name + "' is also in --fit-coefficients; a coefficient is fitted either "
                       "once for all setups or once per setup");
+  if (vc.lofo) return run_leave_one_family_out(vc, set, costs, unknowns);
 
   if (!vc.fit_out.empty()) {
-    std::vector<sim::FitTarget> targets;
-    std::set<std::string> gpus, unknown_length_setups, setups;
-    for (const auto& p : set.points) {
-      if (p.held_out() || !p.excluded.empty()) continue;  // the held-out half never reaches the fit
-      sim::FitTarget t{p.id, p.value, nullptr,
-                       [&set, &p](const sim::EngineCosts& c, const sim::FitExtras& e) {
-                         return sim::predict_point(set, p, c, sim::ValidationUnknowns::from_named(e));
-                       }};
-      // A setup's unknowns touch only its points, a GPU's HBM efficiency only its.
-      t.reads_extra = [&p](const std::string& extra) {
-        const auto colon = extra.find(':');
-        const std::string kind = extra.substr(0, colon), rest = extra.substr(colon + 1);
-        if (kind == "hbm_efficiency") return rest == p.gpu;
-        return rest == p.setup || rest.rfind(p.setup + ":", 0) == 0;
-      };
-      targets.push_back(std::move(t));
-      gpus.insert(p.gpu);
-      setups.insert(p.setup);
-      if (!p.input_tokens) unknown_length_setups.insert(p.setup);
-    }
-    if (targets.empty()) throw UserError(set.source + ": no point has split \"fit\"");
-    sim::CostFitOptions fo;
-    fo.free = vc.fit_names;
-    fo.max_evaluations = vc.max_evaluations;
-    fo.polish = vc.polish;
-    fo.polish_restarts = false;  // one Levenberg-Marquardt run: each costs as much as the whole simplex
-    if (!vc.assume_input_tokens)
-      for (const auto& s : unknown_length_setups)
-        fo.extras.push_back({"input_tokens:" + s, static_cast<double>(set.assumed_input_tokens), 64, 16384,
-                             std::log(vc.input_tokens_prior_factor), 0.05});
-    for (const auto& s : setups)
-      for (const auto& name : vc.setup_cost_names) {
-        const auto prior = setup_cost_prior(name);
-        const auto [lo, hi] = sim::EngineCosts::range(name);
-        fo.extras.push_back({"setup_cost:" + s + ":" + name, prior.centre, std::max(lo, prior.centre * 1e-4), hi,
-                             std::log(prior.factor)});
-      }
-    if (vc.fit_hbm) {
-      // Held near the spec's estimate (a factor of 1.25 at one standard
-      // deviation): a GPU with one point (H200 here) must not take up what
-      // that point's other unknowns leave over.
-      for (const auto& g : gpus)
-        fo.extras.push_back({"hbm_efficiency:" + g, sim::load_hardware_spec(g).eff_hbm, 0.3, 1.0, std::log(1.25)});
-      // A GPU's HBM efficiency and the engine's weight-read scale multiply
-      // the same term: fitting both leaves a valley the fit slides along.
-      if (auto it = std::find(fo.free.begin(), fo.free.end(), "weight_read_scale"); it != fo.free.end()) {
-        fo.free.erase(it);
-        std::fprintf(stderr, "fit: weight_read_scale stays 1 (--fit-hbm-efficiency fits the same term per GPU)\n");
-      }
-    }
-    fo.progress = [](int n, double f) {
-      if (n % 20 == 0) std::fprintf(stderr, "fit: %d evaluations, objective %.4g\n", n, f);
-    };
-    // With --engine-profile the fit refits the free coefficients of that
-    // profile and keeps the rest of it; without, the rest stay neutral.
-    sim::EngineCosts start = vc.engine_profile.empty() ? sim::EngineCosts{} : sim::load_engine_costs(vc.engine_profile);
-    start.name = "fitted";
-    // An unpublished input length is where the loss has more than one
-    // valley (a long prompt's KV read and a per-request cost grow alike
-    // with the batch), so the fit starts it at 1, 2 and 4 times the set's
-    // assumed length, the prior staying centred on it, and keeps the best.
-    sim::CostFitResult fit;
-    bool have_fit = false;
-    const bool multi_start = std::any_of(fo.extras.begin(), fo.extras.end(),
-                                         [](const sim::FitExtra& e) { return e.name.rfind("input_tokens:", 0) == 0; });
-    for (const double factor : multi_start ? std::vector<double>{1, 2, 4} : std::vector<double>{1}) {
-      sim::CostFitOptions run = fo;
-      for (auto& e : run.extras)
-        if (e.name.rfind("input_tokens:", 0) == 0) e.prior_centre = e.start, e.start *= factor;
-      auto candidate = sim::fit_engine_costs(targets, start, run);
-      if (multi_start)
-        std::fprintf(stderr, "fit: input lengths started at %gx the assumed %d tokens: objective %.4g\n", factor,
-                     set.assumed_input_tokens, candidate.objective);
-      if (!have_fit || candidate.objective < fit.objective) fit = std::move(candidate), have_fit = true;
-    }
+    FitOutcome fo = fit_validation(vc, set, [](const sim::ValidationPoint&) { return true; }, true);
+    const auto& fit = fo.fit;
     nlohmann::ordered_json residuals = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < targets.size(); ++i) residuals[targets[i].label] = fit.relative_error[i];
-    const sim::ValidationUnknowns fitted = sim::ValidationUnknowns::from_named(fit.extras);
-    // The profile's own value of a per-setup cost is what a deployment that
-    // was never calibrated gets: the setups' central value.
-    sim::EngineCosts shipped = fit.costs;
-    for (const auto& name : vc.setup_cost_names) shipped.at(name) = central_value(fitted.setup_costs, name);
+    for (std::size_t i = 0; i < fo.labels.size(); ++i) residuals[fo.labels[i]] = fit.relative_error[i];
+    const sim::ValidationUnknowns& fitted = fo.unknowns;
+    const sim::EngineCosts& shipped = fo.shipped;
     nlohmann::ordered_json info = {{"points", set.source}, {"fitted_on", "split == fit only"},
                                    {"free", fo.free}, {"per_setup", vc.setup_cost_names},
                                    {"evaluations", fit.evaluations},
@@ -328,7 +486,16 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
   for (const auto& p : set.points) {
     Row r{&p};
     const auto& u = unknowns.at(p.engine);
-    r.predicted = sim::predict_point(set, p, costs.at(p.engine), u);
+    try {
+      r.predicted = sim::predict_point(set, p, costs.at(p.engine), u);
+    } catch (const UserError& e) {
+      // An excluded point may be one the simulator cannot run at all (no
+      // spec for its GPU): shown with the reason, never scored.
+      if (p.excluded.empty()) throw;
+      std::printf("%-36s %-8s %-18s %-5s %3d %5d %-16s %10.4g %10s (not scored: %s)\n", p.id.c_str(), "excluded",
+                  p.model.c_str(), p.gpu.c_str(), p.tp, p.concurrency, p.metric.c_str(), p.value, "-", e.what());
+      continue;
+    }
     r.error = (r.predicted - p.value) / p.value;
     r.error_central = r.error;
     if (any_setup_costs) {
@@ -357,9 +524,26 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
   if (any_setup_costs)
     std::printf("Uncalibrated (every setup with the profile's central deployment costs): held-out MAPE %.1f %%\n",
                 sim::mape_percent(held_err_central));
-  if (!vc.markdown_out.empty())
-    write_file_atomically(vc.markdown_out, markdown_table(set, rows, profile_label, unknowns, fit_mape, held_mape,
-                                                          any_setup_costs, sim::mape_percent(held_err_central)));
+  // Per model family: a coefficient fitted on one family must not make
+  // another worse, so every family's error is shown on its own.
+  const auto families = family_errors(rows);
+  std::printf("\n%-14s %22s %22s %12s\n", "family", "fitting MAPE (points)", "held-out MAPE (points)", "worst held");
+  for (const auto& [fam, e] : families)
+    std::printf("%-14s %15.1f %% (%3zu) %15.1f %% (%3zu) %10.1f %%\n", fam.c_str(), sim::mape_percent(e.fit),
+                e.fit.size(), sim::mape_percent(e.held), e.held.size(), 100 * e.worst_held);
+  std::string md = markdown_table(set, rows, profile_label, unknowns, fit_mape, held_mape, any_setup_costs,
+                                  sim::mape_percent(held_err_central));
+  md += "\n| family | fitting MAPE (points) | held-out MAPE (points) | worst held-out point |\n|---|---|---|---|\n";
+  for (const auto& [fam, e] : families) {
+    char b[256];
+    std::snprintf(b, sizeof b, "| %s | %.1f %% (%zu) | %.1f %% (%zu) | %.1f %% |\n", fam.c_str(), sim::mape_percent(e.fit),
+                  e.fit.size(), sim::mape_percent(e.held), e.held.size(), 100 * e.worst_held);
+    md += b;
+  }
+  if (!vc.markdown_out.empty()) write_file_atomically(vc.markdown_out, md);
+  bool family_over = false;
+  if (!vc.family_limits.empty()) family_over = !families_within_limits(families, vc.family_limits);
+  if (family_over) return 1;
   if (vc.check && (held_mape > vc.max_held_out_mape || 100 * worst_held > vc.max_point_error)) {
     std::fprintf(stderr,
                  "sim validate: held-out MAPE %.1f %% (limit %.1f) or worst held-out point %.1f %% (limit %.1f) is over "

@@ -61,8 +61,9 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
               throw CLI::ValidationError("--preset", e.what());
             }
           },
-          "Start from a named corpus shape: cc-weka-256k (the AgentX 256k trace set's published statistics; "
-          "docs/traces.md)")
+          "Start from a named corpus shape: cc-weka-256k (the AgentX 256k trace set's published statistics) or "
+          "cc-weka-1m (the unfiltered 1M-context set the GLM, DeepSeek-V4, Kimi and MiniMax entries replay); "
+          "docs/traces.md")
       ->check(CLI::IsMember(trace::synth_preset_names()));
   tc->synth->add_option("--traces", o.traces, "Number of traces")->transform(int_in(1, 10000000))->capture_default_str();
   tc->synth->add_option("--seed", o.seed, "Seed")->check(uint64_any())->capture_default_str();

@@ -68,6 +68,9 @@ sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per) {
     s.prefill_steps += e.prefill_steps;
     s.decode_steps += e.decode_steps;
     s.busy_s = std::max(s.busy_s, e.busy_s);
+    s.prefill_busy_s += e.prefill_busy_s;
+    s.decode_busy_s += e.decode_busy_s;
+    s.decode_tokens += e.decode_tokens;
   }
   return s;
 }
@@ -173,6 +176,7 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
   run.profiling_end_ns = t;
   run.abort_reason = out.replay.abort_reason;
   for (auto* e : engines) out.per_engine.push_back(e->stats());
+  for (const auto& c : clients) out.ttft_breakdown += c->ttft_breakdown();
   out.engine = sum_engine_stats(out.per_engine);
   out.virtual_seconds = seconds(t);
   out.cpu_seconds = process_cpu_seconds() - cpu0;

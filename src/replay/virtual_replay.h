@@ -17,6 +17,7 @@
 #include "replay/replay_runner.h"
 #include "route/routing_policy.h"
 #include "sim/engine.h"
+#include "sim/virtual_client.h"
 #include "trace/weka_trace.h"
 
 namespace agentperf::replay {
@@ -42,6 +43,7 @@ struct VirtualReplayResult {
   ReplayResult replay;     // records in virtual time, as run_replay gives them
   sim::EngineStats engine;  // summed over the engines
   std::vector<sim::EngineStats> per_engine;
+  sim::VirtualClient::TtftBreakdown ttft_breakdown;  // profiling requests, over every engine
   double virtual_seconds = 0;
   double cpu_seconds = 0;
 };

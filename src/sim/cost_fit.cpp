@@ -21,6 +21,7 @@ double typical_start(const std::string& name) {
       {"front_end_s", 1e-3},     {"step_s", 1e-4},                {"request_s", 1e-5},
       {"attention_request_s", 1e-7},
       {"prefill_token_s", 1e-6}, {"moe_half_tokens_per_expert", 4}, {"moe_layer_step_s", 1e-5}, {"moe_prefill_layer_s", 1e-4},
+      {"linear_prefill_layer_s", 1e-4}, {"front_end_token_s", 1e-6},
       {"linear_decode_s", 1e-6},
       {"linear_prefill_token_s", 1e-8}, {"allreduce_half_bytes", 1e5}};
   auto it = t.find(name);

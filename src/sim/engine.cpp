@@ -448,6 +448,12 @@ StepOutcome Engine::step() {
     reqs_.erase(r->spec.id);
   }
   stats_.busy_s += out.duration_s;
+  if (out.prefill) {
+    stats_.prefill_busy_s += out.duration_s;
+  } else if (out.batch > 0) {
+    stats_.decode_busy_s += out.duration_s;
+    stats_.decode_tokens += out.tokens;
+  }
   return out;
 }
 

@@ -75,6 +75,9 @@ struct EngineStats {
   std::int64_t spec_verify_steps = 0;
   std::int64_t steps = 0, prefill_steps = 0, decode_steps = 0;
   double busy_s = 0;
+  double prefill_busy_s = 0;  // steps that computed prefill tokens (with vllm: mixed steps that did)
+  double decode_busy_s = 0;   // pure decode rounds
+  std::int64_t decode_tokens = 0;  // tokens those rounds produced
   double token_usage() const { return kv_total ? double(kv_used) / double(kv_total) : 0.0; }
   // Prompt tokens served from the cache (device or host), over all prompt tokens.
   double cache_hit_rate() const {

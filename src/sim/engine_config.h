@@ -48,9 +48,11 @@ struct EngineConfig {
   int chunked_prefill_size = 16384;
   int max_prefill_tokens = 16384;
   int max_running_requests = 0;  // 0 = limited by memory only
+  std::int64_t max_total_tokens = 0;  // --max-total-tokens: a cap on the KV pool (0 = memory only)
   int cuda_graph_max_bs = 64;
   int page_size = 1;
   int stream_interval = 1;       // decode forwards between streamed chunks
+  int tokenizer_workers = 1;     // --tokenizer-worker-num: API-server loops that template and tokenize (sim/front_end_queue.h)
   double mamba_full_memory_ratio = 0.9;
   int mamba_running_ratio = 3;   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (no_buffer strategy)
   double new_token_ratio_init = 0.7;

@@ -23,6 +23,7 @@ struct Coefficient {
 const std::vector<Coefficient>& coefficients() {
   static const std::vector<Coefficient> c = {
       {"front_end_s", &EngineCosts::front_end_s, 0, 1},
+      {"front_end_token_s", &EngineCosts::front_end_token_s, 0, 1e-4},
       {"step_s", &EngineCosts::step_s, 0, 0.1},
       {"request_s", &EngineCosts::request_s, 0, 0.01},
       {"attention_request_s", &EngineCosts::attention_request_s, 0, 0.001},
@@ -34,6 +35,7 @@ const std::vector<Coefficient>& coefficients() {
       {"moe_half_tokens_per_expert", &EngineCosts::moe_half_tokens_per_expert, 0, 1e5},
       {"moe_layer_step_s", &EngineCosts::moe_layer_step_s, 0, 0.01},
       {"moe_prefill_layer_s", &EngineCosts::moe_prefill_layer_s, 0, 0.1},
+      {"linear_prefill_layer_s", &EngineCosts::linear_prefill_layer_s, 0, 0.1},
       {"linear_decode_s", &EngineCosts::linear_decode_s, 0, 0.001},
       {"linear_prefill_token_s", &EngineCosts::linear_prefill_token_s, 0, 0.001},
       {"allreduce_half_bytes", &EngineCosts::allreduce_half_bytes, 0, 1e10},

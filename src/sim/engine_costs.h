@@ -10,7 +10,15 @@
 //
 //   per request:        front_end_s, from its arrival to the scheduler
 //                       (HTTP, chat template, tokenising, the API server's
-//                       hand-off): in TTFT and E2E, never on the GPU
+//                       hand-off): in TTFT and E2E, never on the GPU; and
+//                       front_end_token_s per prompt token: the API server
+//                       renders the chat template over the whole history and
+//                       tokenizes the whole prompt again on every turn,
+//                       whatever the prefix cache holds (SGLang
+//                       serving_chat.py / tokenizer_manager.py, vLLM's API
+//                       server alike), on one event loop per tokenizer
+//                       worker, so long prompts queue behind each other
+//                       (sim/front_end_queue.h)
 //   per forward:        step_s (scheduler, batch preparation, output processing)
 //   per decode request: request_s (sampling, stop checks, detokenising,
 //                       streaming), and attention_request_s per full-attention
@@ -47,6 +55,14 @@
 //                       above the math. Fitted on prefills only, it is not
 //                       charged to a decode batch over cuda_graph_max_bs
 //                       (the hardware's eager launch cost covers that).
+//   linear prefill:     linear_prefill_layer_s per linear-attention (GDN)
+//                       layer of a hybrid per forward that prefills: the
+//                       chunked-scan kernels' launch and setup, charged to
+//                       the GDN layers alone so that a cost of the hybrid's
+//                       own kernels never reaches a plain MoE model's
+//                       prefill (fitted on one hybrid family, a single
+//                       per-layer MoE prefill cost overstated Qwen3-235B's
+//                       TTFT by 2.2x: docs/sim-validation.md)
 //   linear attention:   linear_decode_s per GDN layer per decode request,
 //                       linear_prefill_token_s per GDN layer per prefill token
 //                       (the chunked-scan kernels run far from roofline)
@@ -71,6 +87,7 @@ struct EngineCosts {
   std::string name = "roofline";  // profile name, for outputs
   std::string source;             // where it was read from
   double front_end_s = 0;
+  double front_end_token_s = 0;
   double step_s = 0;
   double request_s = 0;
   double attention_request_s = 0;
@@ -82,6 +99,7 @@ struct EngineCosts {
   double moe_half_tokens_per_expert = 0;
   double moe_layer_step_s = 0;
   double moe_prefill_layer_s = 0;
+  double linear_prefill_layer_s = 0;
   double linear_decode_s = 0;
   double linear_prefill_token_s = 0;
   double allreduce_half_bytes = 0;

@@ -137,6 +137,13 @@ MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineC
   p.kv_tokens = tokens;
   d.push_back(fmt("KV pool = %.2f GiB / %.0f B per token", kv_budget / GiB, per_token) + " = " +
               std::to_string(p.kv_tokens) + " tokens");
+  // --max-total-tokens caps the pool below what memory allows (SGLang
+  // ModelRunner.init_memory_pool: max_total_num_tokens = min(the profiled
+  // count, server_args.max_total_tokens)).
+  if (cfg.max_total_tokens > 0 && cfg.max_total_tokens < p.kv_tokens) {
+    p.kv_tokens = cfg.max_total_tokens / page * page;
+    d.push_back("KV pool capped by --max-total-tokens at " + std::to_string(p.kv_tokens) + " tokens");
+  }
   if (p.kv_tokens < page * 16)
     throw UserError(fmt("no room for the KV cache: %.2f GiB left after weights and state pools", kv_budget / GiB));
   if (m.hybrid() && p.max_running_requests < 1)

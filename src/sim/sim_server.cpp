@@ -20,6 +20,7 @@
 #include "common/asio_server.h"
 #include "common/http_serve_loop.h"
 #include "common/error.h"
+#include "sim/front_end_queue.h"
 #include "sim/prometheus.h"
 #include "sim/stream_chunker.h"
 #include "sim/text_tokens.h"
@@ -98,8 +99,10 @@ struct SimServer::Impl {
   mutable std::mutex stats_mu;
   EngineStats stats_snapshot;
   std::atomic<std::uint64_t> next_id{1};
+  std::optional<FrontEndQueue> front_end;  // used on the io thread only
 
   Impl(std::unique_ptr<Engine> e, SimServerOptions o) : engine(std::move(e)), opts(std::move(o)) {
+    front_end.emplace(engine->config().costs, engine->config().tokenizer_workers);
     model_name = opts.served_model_name.empty() ? engine->model().served_model_name : opts.served_model_name;
     stats_snapshot = engine->stats();
   }
@@ -340,10 +343,15 @@ struct SimServer::Impl {
                                      error_json(400, "BadRequestError", err));
     const std::uint64_t id = next_id++;
     const auto prompt_len = static_cast<std::int64_t>(g.prompt->size());
-    // The engine's front end (HTTP, chat template, tokenising) before the
-    // scheduler sees the request, as the virtual-time client charges it.
-    if (const double front_end_s = engine->config().costs.front_end_s; front_end_s > 0) {
-      asio::steady_timer wait(io, std::chrono::nanoseconds(static_cast<std::int64_t>(front_end_s / opts.time_scale * 1e9)));
+    // The engine's front end (HTTP, chat template, tokenising the whole
+    // prompt, a queue per tokenizer worker) before the scheduler sees the
+    // request, as the virtual-time client charges it; its clock is the
+    // engine's (wall time x the time scale).
+    if (!front_end->free_of_cost()) {
+      const double now = static_cast<double>(std::chrono::steady_clock::now().time_since_epoch().count());
+      const std::int64_t ready = front_end->admit(static_cast<std::int64_t>(now * opts.time_scale), prompt_len);
+      asio::steady_timer wait(io, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
+                                      static_cast<std::int64_t>(static_cast<double>(ready) / opts.time_scale))));
       co_await wait.async_wait(nothrow);
     }
     auto ch = submit(SimRequestSpec{id, g.prompt, g.max_tokens, prompt_len});

@@ -247,7 +247,7 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   const JsonReader f(j, source);
   // Like recipes, a spec names every key it uses: a misspelt key would
   // otherwise leave its field at the default without a word.
-  f.reject_unknown_keys({"name", "served_model_name", "notes", "layers_full_attention", "layers_linear_attention",
+  f.reject_unknown_keys({"name", "served_model_name", "family", "notes", "layers_full_attention", "layers_linear_attention",
                          "hidden_size", "q_heads", "kv_heads", "head_dim", "kv_dtype_bytes", "linear_attention", "moe",
                          "mtp", "attention", "dense_weight_bytes", "other_weight_bytes", "active_params", "compute_dtype",
                          "max_context"});
@@ -257,6 +257,7 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   m.name = f.string("name");
   if (m.name.empty()) f.fail("name", "must be a non-empty string");
   m.served_model_name = f.string_or("served_model_name", m.name);
+  m.family = f.string_or("family", m.name);
   if (f.has("notes")) (void)f.string("notes");
   m.layers_full = f.integer("layers_full_attention", pos);
   m.layers_linear = f.integer_or("layers_linear_attention", 0, JsonRange::between(0, 100000));

@@ -70,6 +70,10 @@ struct MtpSpec {
 
 struct ModelSpec {
   std::string name, served_model_name;
+  // The model family (architecture and training lineage: qwen3.5, deepseek-v4,
+  // glm-5, ...): validation errors are reported, and fitted coefficients
+  // judged leave-one-family-out, per family.
+  std::string family;
   int layers_full = 0, layers_linear = 0;
   int hidden = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
   int kv_dtype_bytes = 1;

@@ -87,7 +87,8 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   const int layers = m_.layers_full + m_.layers_linear;
   t.launch_s = launch_s(graph, layers);
   const double moe_layer_s = !m_.moe ? 0.0 : c.moe_layer_step_s + (s.prefill ? c.moe_prefill_layer_s : 0.0);
-  t.engine_s = c.step_s + moe_layer_s * layers + s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
+  const double linear_prefill_s = s.prefill ? c.linear_prefill_layer_s * m_.layers_linear : 0.0;
+  t.engine_s = c.step_s + moe_layer_s * layers + linear_prefill_s + s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
                                                c.linear_decode_s * m_.layers_linear) +
                s.prefill_tokens * (c.prefill_token_s + c.linear_prefill_token_s * m_.layers_linear);
   t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s;

@@ -106,7 +106,7 @@ ValidationSet load_validation_set(const std::string& name_or_path) {
     const JsonReader p = pts.at(i);
     p.reject_unknown_keys({"id", "split", "kind", "engine", "engine_version", "model", "hf_model", "precision", "gpu",
                            "num_gpus", "tp", "ep", "flags", "load", "setup", "kv_dtype_bytes", "metric", "value", "source",
-                           "source_detail", "retrieved", "notes", "excluded"});
+                           "source_detail", "retrieved", "notes", "excluded", "speculative"});
     ValidationPoint v;
     v.id = p.string("id");
     v.split = p.string("split");
@@ -123,6 +123,13 @@ ValidationSet load_validation_set(const std::string& name_or_path) {
     v.gpu = p.string("gpu");
     v.tp = p.integer_or("tp", 1, JsonRange::between(1, 64));
     v.kv_dtype_bytes = p.integer_or("kv_dtype_bytes", 2, JsonRange::between(1, 4));
+    if (p.has("speculative")) {
+      const JsonReader sp = p.object("speculative");
+      sp.reject_unknown_keys({"accept_length", "num_steps", "num_draft_tokens"});
+      v.spec_num_steps = sp.integer_or("num_steps", 3, JsonRange::between(1, 16));
+      v.spec_num_draft_tokens = sp.integer_or("num_draft_tokens", v.spec_num_steps + 1, JsonRange::between(1, 32));
+      v.spec_accept_length = sp.number("accept_length", JsonRange::between(1, v.spec_num_steps + 1));
+    }
     const JsonReader load = p.object("load");
     load.reject_unknown_keys({"concurrency", "input_tokens", "output_tokens", "num_prompts", "prefix_tokens",
                               "input_tokens_stddev", "output_tokens_stddev", "notes"});
@@ -274,6 +281,12 @@ double predict_point(const ValidationSet& set, const ValidationPoint& p, const E
     const bool large = hw.hbm_bytes >= 160.0 * (1ull << 30);
     cfg.chunked_prefill_size = large ? 16384 : 8192;
     cfg.cuda_graph_max_bs = large || p.tp >= 4 ? 512 : 256;
+  }
+  if (p.spec_accept_length > 0) {
+    cfg.spec.enabled = true;
+    cfg.spec.num_steps = p.spec_num_steps;
+    cfg.spec.num_draft_tokens = p.spec_num_draft_tokens;
+    cfg.spec.accept_length = p.spec_accept_length;
   }
   BenchmarkShape shape;
   shape.concurrency = p.concurrency;

@@ -51,6 +51,10 @@ struct ValidationPoint {
   // prefills come in bursts that the real run never had.
   double input_tokens_stddev = 0, output_tokens_stddev = 0;
   int kv_dtype_bytes = 2;           // KV cache element size the engine ran with
+  // Speculative decoding the server ran (MTP/NEXTN): the source's printed
+  // mean accept length (bonus token included); 0: none.
+  double spec_accept_length = 0;
+  int spec_num_steps = 3, spec_num_draft_tokens = 4;
   double value = 0;
   // Non-empty: shown, but neither fitted nor scored, for this reason (a
   // condition the source leaves unknown, stated in the data before any fit).

@@ -1,13 +1,14 @@
 #include "sim/virtual_client.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace agentperf::sim {
 
 VirtualClient::VirtualClient(Engine& engine, double network_delay_s, std::int64_t wall_base_ns)
     : engine_(engine),
       delay_ns_(static_cast<std::int64_t>(network_delay_s * 1e9)),
-      front_end_ns_(static_cast<std::int64_t>(engine.config().costs.front_end_s * 1e9)),
+      front_end_(engine.config().costs, engine.config().tokenizer_workers),
       wall_base_ns_(wall_base_ns),
       stream_interval_(engine.config().stream_interval) {}
 
@@ -18,7 +19,13 @@ void VirtualClient::send(std::int64_t at_ns, RequestRecord rec, SimRequestSpec s
   rec.streamed = true;
   rec.http_status = 200;
   const std::uint64_t id = spec.id;
-  arrivals_.push({at_ns + delay_ns_ + front_end_ns_, id});
+  const std::int64_t size = spec.prompt ? static_cast<std::int64_t>(spec.prompt->size()) : 0;
+  const std::int64_t prompt_tokens = spec.prompt_len > 0 ? std::min(spec.prompt_len, size) : size;
+  const std::int64_t reached = at_ns + delay_ns_;
+  const std::int64_t done = front_end_.admit(reached, prompt_tokens);
+  const std::int64_t service = std::llround(front_end_.service_s(prompt_tokens) * 1e9);
+  front_end_times_[id] = {reached, std::max(reached, done - service), done};
+  arrivals_.push({done, id});
   on_the_wire_.emplace(id, std::move(spec));
   in_flight_.emplace(id, Open{std::move(rec), StreamChunker(stream_interval_)});
 }
@@ -62,12 +69,24 @@ void VirtualClient::run_step(std::int64_t start) {
     if (ev.error) {
       r.error = ErrorInfo{400, "Bad Request", *ev.error};
     } else if (ev.new_tokens > 0) {
+      if (ev.first && r.phase == Phase::profiling) {
+        if (auto fe = front_end_times_.find(ev.id); fe != front_end_times_.end()) {
+          const auto& t = fe->second;
+          ttft_.requests += 1;
+          ttft_.front_end_wait_s += static_cast<double>(t.started - t.reached) / 1e9;
+          ttft_.front_end_s += static_cast<double>(t.done - t.started) / 1e9;
+          ttft_.scheduler_wait_s += static_cast<double>(std::max<std::int64_t>(0, start - t.done)) / 1e9;
+          ttft_.first_step_s += static_cast<double>(end - start) / 1e9;
+          ttft_.network_s += 2.0 * static_cast<double>(delay_ns_) / 1e9;
+        }
+      }
       if (it->second.chunker.on_tokens(ev.new_tokens, ev.first, ev.finished) > 0) {
         r.content_ns.push_back(seen);
         ++r.content_events;
       }
     }
     if (!ev.finished) continue;
+    front_end_times_.erase(ev.id);
     r.end_ns = seen;
     if (!r.error) {
       r.saw_done = true;
@@ -80,6 +99,16 @@ void VirtualClient::run_step(std::int64_t start) {
     in_flight_.erase(it);
     deliveries_.push({seen, delivery_seq_++, ev.id});
   }
+}
+
+VirtualClient::TtftBreakdown& VirtualClient::TtftBreakdown::operator+=(const TtftBreakdown& o) {
+  requests += o.requests;
+  front_end_wait_s += o.front_end_wait_s;
+  front_end_s += o.front_end_s;
+  scheduler_wait_s += o.scheduler_wait_s;
+  first_step_s += o.first_step_s;
+  network_s += o.network_s;
+  return *this;
 }
 
 std::vector<VirtualClient::Finished> VirtualClient::advance_to(std::int64_t t) {
@@ -109,6 +138,7 @@ std::vector<VirtualClient::Finished> VirtualClient::cancel_all(std::int64_t t, c
     on_the_wire_.erase(id);
   }
   in_flight_.clear();
+  front_end_times_.clear();
   // Ends the engine produced but that have not reached the client: cancelled too.
   while (!deliveries_.empty()) {
     const Delivery d = deliveries_.top();

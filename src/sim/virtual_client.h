@@ -2,8 +2,8 @@
 // see of the simulated engine, without sockets or sleeping.
 //
 // A request sent at virtual time t reaches the engine's scheduler at t +
-// network delay + the engine's front_end_s (HTTP, chat template, tokenising)
-// and waits there for the next step boundary, as a request that arrives
+// network delay + its turn at the engine's front end (HTTP, chat template,
+// tokenising the whole prompt: sim/front_end_queue.h) and waits there for the next step boundary, as a request that arrives
 // while a real engine is mid-step does. Each step runs whole once it has
 // started (its batch is fixed at its start), and every chunk it streams, and
 // every end, reaches the client one network delay after the step ends;
@@ -24,6 +24,7 @@
 
 #include "common/record.h"
 #include "sim/engine.h"
+#include "sim/front_end_queue.h"
 #include "sim/stream_chunker.h"
 
 namespace agentperf::sim {
@@ -58,6 +59,18 @@ class VirtualClient {
   std::vector<Finished> cancel_all(std::int64_t t, const std::string& reason);
 
   std::size_t in_flight() const { return in_flight_.size(); }
+
+  // Where the time to each first token went, summed over the requests that
+  // got one: the wait for a free front-end worker, its service (template,
+  // tokenizing), the wait at the scheduler until the step that produced the
+  // first token began (the running batch's steps, other prefills, earlier
+  // chunks of its own), and that step. The network delay is the rest.
+  struct TtftBreakdown {
+    long long requests = 0;
+    double front_end_wait_s = 0, front_end_s = 0, scheduler_wait_s = 0, first_step_s = 0, network_s = 0;
+    TtftBreakdown& operator+=(const TtftBreakdown& o);
+  };
+  const TtftBreakdown& ttft_breakdown() const { return ttft_; }
   std::int64_t engine_free_at_ns() const { return engine_free_at_; }
 
  private:
@@ -79,7 +92,7 @@ class VirtualClient {
 
   Engine& engine_;
   std::int64_t delay_ns_;
-  std::int64_t front_end_ns_;  // the engine's front_end_s
+  FrontEndQueue front_end_;
   std::int64_t wall_base_ns_;
   int stream_interval_;
   std::int64_t engine_free_at_ = 0;
@@ -89,6 +102,11 @@ class VirtualClient {
   std::unordered_map<std::uint64_t, Open> in_flight_;
   std::priority_queue<Delivery, std::vector<Delivery>, std::greater<>> deliveries_;
   std::unordered_map<std::uint64_t, RequestRecord> finished_;
+  struct FrontEndTimes {
+    std::int64_t reached = 0, started = 0, done = 0;  // at the server, at a worker, at the scheduler
+  };
+  std::unordered_map<std::uint64_t, FrontEndTimes> front_end_times_;
+  TtftBreakdown ttft_;
 };
 
 }  // namespace agentperf::sim

@@ -401,9 +401,23 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   EXPECT_NE(r.output.find("held-out half"), std::string::npos) << r.output;
   // Each setup with its own costs, and every setup uncalibrated.
   EXPECT_NE(r.output.find("Uncalibrated"), std::string::npos) << r.output;
-  // The shipped profile meets issue 16's held-out targets (10 %, 25 %).
-  auto gate = run_cli("sim validate --check");
+  // The shipped vLLM profile meets issue 16's held-out targets (10 %, 25 %)
+  // on its points (the SGLang families added since are held per family).
+  auto gate = run_cli("sim validate --engine vllm --check");
   EXPECT_EQ(gate.code, 0) << gate.output;
+  // Per family: every family's held-out MAPE is printed, and a limits file
+  // holds each one (exit 1 naming the family over its limit).
+  EXPECT_NE(r.output.find("held-out MAPE (points)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("qwen3-next"), std::string::npos) << r.output;
+  const auto limits = std::filesystem::temp_directory_path() / "agentperf_family_limits.json";
+  std::ofstream(limits) << R"({"qwen3-dense": 0.5})";
+  auto over = run_cli("sim validate --engine vllm --family-limits " + limits.string());
+  EXPECT_EQ(over.code, 1) << over.output;
+  EXPECT_NE(over.output.find("family qwen3-dense"), std::string::npos) << over.output;
+  std::ofstream(limits) << R"({"llama-9": 50})";
+  auto no_family = run_cli("sim validate --engine vllm --family-limits " + limits.string());
+  EXPECT_EQ(no_family.code, 1) << no_family.output;
+  EXPECT_NE(no_family.output.find("llama-9"), std::string::npos) << no_family.output;
   // --check enforces its limits with exit 1 and says which.
   auto strict = run_cli("sim validate --check --max-held-out-mape 1");
   EXPECT_EQ(strict.code, 1) << strict.output;

@@ -291,6 +291,15 @@ TEST(ValidationSet, ShippedProfileMeetsTheHeldOutTargets) {
   // its engine's shipped profile and the setups' unknowns that profile was
   // fitted with (what `sim validate --check` gates); every vLLM setup at the
   // profile's own (central) costs still well under the roofline.
+  // The setups the targets were set on; the families added since (SGLang on
+  // Qwen3-235B, DeepSeek-R1, GLM-4.6, MiniMax-M2.5, Qwen3 dense, Qwen3.5)
+  // were scored blind and are held per family instead
+  // (tests/data/validation/family_limits.json, ctest
+  // sim.validation_families_within_limits).
+  const std::set<std::string> issue16_setups = {
+      "gpustack-h100-vllm0.11.0",   "inferencex-decodeonly-h200", "mlenergy-v3-lm-arena-chat",
+      "silybench-h100-gcp",         "lambda-b200-sglang",         "sglang-cookbook-b200-0.5.6",
+      "sglang-pr10404-h200",        "sglang-cookbook-b200-tp2-0.5.8"};
   const auto set = load_validation_set("builtin");
   struct Score {
     double mape, worst;
@@ -299,7 +308,7 @@ TEST(ValidationSet, ShippedProfileMeetsTheHeldOutTargets) {
     std::vector<double> err;
     double worst = 0;
     for (const auto& p : set.points)
-      if (p.held_out() && p.excluded.empty() && (engine.empty() || p.engine == engine)) {
+      if (p.held_out() && p.excluded.empty() && (engine.empty() || p.engine == engine) && issue16_setups.count(p.setup)) {
         const std::string prof = profile.empty() ? p.engine : profile;
         const ValidationUnknowns unknowns = u ? *u : validation_unknowns_of_profile(prof);
         err.push_back((predict_point(set, p, load_engine_costs(prof), unknowns) - p.value) / p.value);

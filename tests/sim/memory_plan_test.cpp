@@ -224,3 +224,21 @@ TEST(MemoryPlan, CompressedPoolFollowsSglangsDsv4Configurator) {
   c.tp = 8;
   EXPECT_THROW(plan_memory(m, h, c), UserError);
 }
+
+// --max-total-tokens caps the pool below what memory allows (the GLM-5.2 FP8
+// MI325X AgentX launcher runs a 1,048,576-token pool this way), and is a
+// no-op above it.
+TEST(MemoryPlan, MaxTotalTokensCapsTheKvPool) {
+  const auto m = load_model_spec("glm-5.2-fp8");
+  const auto hw = load_hardware_spec("mi325x");
+  EngineConfig c;
+  c.tp = 8;
+  c.mem_fraction_static = 0.85;
+  const auto free = plan_memory(m, hw, c);
+  ASSERT_GT(free.kv_tokens, 1048576);
+  c.max_total_tokens = 1048576;
+  const auto capped = plan_memory(m, hw, c);
+  EXPECT_EQ(capped.kv_tokens, 1048576);
+  c.max_total_tokens = free.kv_tokens * 2;
+  EXPECT_EQ(plan_memory(m, hw, c).kv_tokens, free.kv_tokens);
+}

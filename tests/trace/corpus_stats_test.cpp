@@ -64,3 +64,20 @@ TEST(CorpusStats, CcWeka256kPresetMatchesThePublishedShape) {
   EXPECT_NEAR(s.main_gap_s.percentile(90) / 131.5, 1.0, 0.35);
   EXPECT_THROW(trace::synth_preset("nope"), std::invalid_argument);
 }
+
+// The 1M preset against the published statistics of the unfiltered corpus
+// (semianalysisai/cc-traces-weka-062126; targets and sources in
+// docs/traces.md): per-trace calls, mean input and output, the median, and
+// contexts that grow past 256k up to the corpus's ~990k limit.
+TEST(CorpusStats, CcWeka1mPresetMatchesThePublishedShape) {
+  auto o = trace::synth_preset("cc-weka-1m");
+  o.traces = 120;
+  const auto s = trace::corpus_stats(trace::synthesize_traces(o));
+  const double per_trace = static_cast<double>(s.requests) / static_cast<double>(s.traces);
+  EXPECT_NEAR(per_trace / 251.5, 1.0, 0.15) << per_trace;  // 98,827 / 393
+  EXPECT_NEAR(s.input_tokens.avg / 218922, 1.0, 0.12) << s.input_tokens.avg;
+  EXPECT_NEAR(s.input_tokens.percentile(50) / 142016, 1.0, 0.15) << s.input_tokens.percentile(50);
+  EXPECT_NEAR(s.output_tokens.avg / 1077, 1.0, 0.10) << s.output_tokens.avg;
+  EXPECT_GT(s.input_tokens.max, 600000);
+  EXPECT_LE(s.input_tokens.max, 990016);
+}

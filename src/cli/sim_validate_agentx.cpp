@@ -1,0 +1,309 @@
+#include "cli/sim_validate_agentx.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "sim/engine_costs.h"
+#include "sweep/agentx_validation.h"
+
+namespace agentperf::cli {
+namespace {
+
+using sweep::AgentxPoint;
+using sweep::AgentxPrediction;
+using sweep::AgentxSet;
+
+// The metrics a table shows, with their short names.
+const std::vector<std::pair<std::string, std::string>>& shown_metrics() {
+  static const std::vector<std::pair<std::string, std::string>> m = {
+      {"total_tok_s_gpu", "tput/GPU"},   {"output_tok_s_gpu", "out/GPU"},  {"ttft_mean_ms", "TTFT mean"},
+      {"ttft_p50_ms", "TTFT p50"},       {"ttft_p90_ms", "TTFT p90"},      {"tpot_mean_ms", "TPOT"},
+      {"interactivity_p50", "intvty p50"}, {"e2e_interactivity_p90", "e2e intvty p90"},
+      {"cache_hit_observed", "hit"}};
+  return m;
+}
+
+struct Scored {
+  const AgentxPoint* p = nullptr;
+  AgentxPrediction pred;
+  std::map<std::string, double> error;  // metric -> signed relative error
+};
+
+double mape(const std::vector<double>& e) {
+  if (e.empty()) return NAN;
+  double s = 0;
+  for (double x : e) s += std::abs(x);
+  return 100 * s / static_cast<double>(e.size());
+}
+
+std::string pct(double v) {
+  if (std::isnan(v)) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", v);
+  return b;
+}
+
+std::string num(double v) {
+  char b[32];
+  if (v >= 100) std::snprintf(b, sizeof b, "%.0f", v);
+  else if (v >= 1) std::snprintf(b, sizeof b, "%.2f", v);
+  else std::snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
+// Run-to-run spread per metric: for every rerun series, |rerun - original| /
+// original at each concurrency both published, pooled; the median.
+std::map<std::string, double> rerun_spread(const AgentxSet& set) {
+  std::map<std::string, std::vector<double>> diffs;
+  for (const auto& p : set.points) {
+    const auto& s = set.series_of(p);
+    if (s.rerun_of.empty()) continue;
+    for (const auto& q : set.points) {
+      if (q.series != s.rerun_of || q.concurrency != p.concurrency) continue;
+      for (const auto& [m, v] : p.published)
+        if (auto it = q.published.find(m); it != q.published.end()) diffs[m].push_back(std::abs(v - it->second) / it->second);
+    }
+  }
+  std::map<std::string, double> out;
+  for (auto& [m, d] : diffs) {
+    std::sort(d.begin(), d.end());
+    const std::size_t n = d.size();
+    out[m] = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_sim_validate_agentx(const AgentxValidateOptions& o) {
+  AgentxSet set = sweep::load_agentx_set(o.points);
+  std::vector<const AgentxPoint*> todo;
+  for (const auto& p : set.points) {
+    const auto& s = set.series_of(p);
+    if (!o.only.empty() && p.series.find(o.only) == std::string::npos) continue;
+    if (!s.excluded.empty() || !p.excluded.empty()) continue;
+    todo.push_back(&p);
+  }
+  if (todo.empty()) throw UserError("--agentx: no point of " + set.source + " to predict" +
+                                    (o.only.empty() ? "" : " (none of a series matching --series '" + o.only + "')"));
+  sweep::AgentxPredictOptions po;
+  po.duration_s = o.duration_s;
+  if (!o.engine_profile.empty()) {
+    const sim::EngineCosts c = sim::load_engine_costs(o.engine_profile);
+    po.costs = [c](const std::string&) { return c; };
+  }
+  // The corpora first, one at a time (each point's replay reads them).
+  for (const auto* p : todo) (void)sweep::agentx_corpus(set.series_of(*p).corpus);
+
+  std::vector<Scored> rows(todo.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex print_mu;
+  std::size_t done = 0;
+  double cpu = 0;
+  const int jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < todo.size();) {
+      Scored& r = rows[i];
+      r.p = todo[i];
+      try {
+        r.pred = sweep::predict_agentx_point(set, *r.p, po);
+      } catch (const UserError& e) {
+        r.pred.failure = e.what();
+      }
+      for (const auto& [m, v] : r.p->published)
+        if (auto it = r.pred.metrics.find(m); it != r.pred.metrics.end()) r.error[m] = (it->second - v) / v;
+      std::lock_guard lk(print_mu);
+      ++done;
+      cpu += r.pred.cpu_seconds;
+      if (!o.quiet) {
+        std::string line;
+        for (const auto& [m, e] : r.error) {
+          char b[64];
+          std::snprintf(b, sizeof b, " %s %+.0f%%", m.c_str(), 100 * e);
+          line += b;
+        }
+        std::fprintf(stderr, "agentperf: [%zu/%zu] %s (%.1f s)%s%s\n", done, todo.size(), r.p->id.c_str(),
+                     r.pred.cpu_seconds, line.c_str(), r.pred.failure.empty() ? "" : (" FAILED: " + r.pred.failure).c_str());
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::min<int>(jobs, static_cast<int>(todo.size())); ++t) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  std::sort(rows.begin(), rows.end(), [&](const Scored& a, const Scored& b) {
+    return a.p->series != b.p->series ? a.p->series < b.p->series : a.p->concurrency < b.p->concurrency;
+  });
+
+  const auto spread = rerun_spread(set);
+  // MAPE per (split, metric), per (family, metric) over the held-out
+  // series, and per (series, metric).
+  std::map<std::string, std::map<std::string, std::vector<double>>> by_split, by_family, by_series;
+  for (const auto& r : rows)
+    for (const auto& [m, e] : r.error) {
+      if (sweep::past_published_cliff(set, *r.p)) continue;  // scored by the cliff's position below
+      const auto& s = set.series_of(*r.p);
+      by_split[s.split][m].push_back(e);
+      if (s.split == "held_out") by_family[s.family][m].push_back(e);
+      by_series[s.id][m].push_back(e);
+    }
+
+  std::ostringstream md;
+  md << "| point | split | family | conc |";
+  for (const auto& [m, label] : shown_metrics()) md << " " << label << " |";
+  md << "\n|---|---|---|---|";
+  for (std::size_t i = 0; i < shown_metrics().size(); ++i) md << "---|";
+  md << "\n";
+  for (const auto& r : rows) {
+    const auto& s = set.series_of(*r.p);
+    md << "| " << r.p->id << " | " << s.split << (sweep::past_published_cliff(set, *r.p) ? ", past the cliff" : "") << " | "
+       << s.family << " | " << r.p->concurrency << " |";
+    for (const auto& [m, label] : shown_metrics()) {
+      auto pub = r.p->published.find(m);
+      auto pr = r.pred.metrics.find(m);
+      if (pub == r.p->published.end()) {
+        md << " |";
+        continue;
+      }
+      char b[96];
+      std::snprintf(b, sizeof b, " %s / %s (%+.0f %%) |", num(pub->second).c_str(),
+                    pr == r.pred.metrics.end() ? "-" : num(pr->second).c_str(),
+                    pr == r.pred.metrics.end() ? 0.0 : 100 * r.error.at(m));
+      md << b;
+    }
+    md << "\n";
+  }
+  md << "\nCells: published / predicted (signed error). Points past a published cliff are scored by the cliff's position (below), not in the MAPE.\n\n";
+  md << "| MAPE | ";
+  for (const auto& [m, label] : shown_metrics()) md << label << " | ";
+  md << "\n|---|";
+  for (std::size_t i = 0; i < shown_metrics().size(); ++i) md << "---|";
+  md << "\n";
+  auto mape_row = [&](const std::string& name, const std::map<std::string, std::vector<double>>& errs) {
+    md << "| " << name << " |";
+    for (const auto& [m, label] : shown_metrics()) {
+      auto it = errs.find(m);
+      md << " " << (it == errs.end() ? "-" : pct(mape(it->second)) + " (" + std::to_string(it->second.size()) + ")") << " |";
+    }
+    md << "\n";
+  };
+  for (const auto& [split, errs] : by_split) mape_row(split == "fit" ? "fitting series" : "held-out series", errs);
+  for (const auto& [fam, errs] : by_family) mape_row("held-out, " + fam, errs);
+  md << "| run-to-run spread (median, reruns) |";
+  for (const auto& [m, label] : shown_metrics()) {
+    auto it = spread.find(m);
+    md << " " << (it == spread.end() ? "-" : pct(100 * it->second)) << " |";
+  }
+  md << "\n";
+  // Cliffs: where each series with a published collapse has it, and where
+  // the predictions put it (predicted hit below 80 % of the best before).
+  std::map<std::string, std::vector<const Scored*>> series_rows;
+  for (const auto& r : rows) series_rows[r.p->series].push_back(&r);
+  nlohmann::ordered_json cliffs = nlohmann::ordered_json::array();
+  bool any_cliff = false;
+  for (const auto& [sid, srows] : series_rows) {
+    const auto& s = set.series.at(sid);
+    if (s.cliff_after <= 0) continue;
+    if (!any_cliff)
+      md << "\n| series (cliff published) | published: healthy -> collapsed | predicted | steps apart |\n"
+            "|---|---|---|---|\n";
+    any_cliff = true;
+    std::vector<int> concs;
+    std::vector<std::pair<int, double>> hits;
+    for (const auto* r : srows) {
+      concs.push_back(r->p->concurrency);
+      if (auto it = r->pred.metrics.find("cache_hit_observed"); it != r->pred.metrics.end())
+        hits.emplace_back(r->p->concurrency, it->second);
+      else
+        hits.emplace_back(r->p->concurrency, 0.0);  // a replay with no cached token reported: collapsed
+    }
+    std::sort(concs.begin(), concs.end());
+    int collapsed = 0;
+    for (int c : concs)
+      if (c > s.cliff_after) {
+        collapsed = c;
+        break;
+      }
+    auto index_of = [&](int c) { return static_cast<int>(std::lower_bound(concs.begin(), concs.end(), c) - concs.begin()); };
+    const auto pc = sweep::predicted_cliff(hits);
+    std::string predicted = "none up to c" + std::to_string(concs.back());
+    int steps = pc ? std::abs(index_of(pc->last_healthy) - index_of(s.cliff_after))
+                   : static_cast<int>(concs.size()) - index_of(s.cliff_after);
+    if (pc) predicted = "c" + std::to_string(pc->last_healthy) + " -> c" + std::to_string(pc->first_collapsed);
+    md << "| " << sid << " | c" << s.cliff_after << " -> c" << collapsed << " | " << predicted << " | "
+       << (pc ? std::to_string(steps) : ">= " + std::to_string(steps)) << " |\n";
+    cliffs.push_back({{"series", sid}, {"published_last_healthy", s.cliff_after}, {"published_collapsed", collapsed},
+                      {"predicted_last_healthy", pc ? nlohmann::ordered_json(pc->last_healthy) : nlohmann::ordered_json(nullptr)},
+                      {"predicted_collapsed", pc ? nlohmann::ordered_json(pc->first_collapsed) : nlohmann::ordered_json(nullptr)},
+                      {"steps_apart", steps}, {"within_one_step", pc && steps <= 1}});
+  }
+  // Where each point's predicted time goes (sweep/agentx_validation.h).
+  md << "\n| point | TTFT pred. | front-end wait | front end | scheduler wait | first step | TPOT pred. | "
+        "TPOT, decode rounds only | prefill share of busy |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    const auto& b = r.pred.breakdown;
+    auto at = [&](const char* k) { auto it = b.find(k); return it == b.end() ? 0.0 : it->second; };
+    auto met = [&](const char* k) { auto it = r.pred.metrics.find(k); return it == r.pred.metrics.end() ? 0.0 : it->second; };
+    char line[512];
+    std::snprintf(line, sizeof line, "| %s | %.0f ms | %.0f | %.0f | %.0f | %.0f | %.2f ms | %.2f | %.0f %% |\n",
+                  r.p->id.c_str(), met("ttft_mean_ms"), at("ttft_front_end_wait_ms"), at("ttft_front_end_ms"),
+                  at("ttft_scheduler_wait_ms"), at("ttft_first_step_ms"), met("tpot_mean_ms"), at("tpot_decode_only_ms"),
+                  100 * at("prefill_share_of_busy"));
+    md << line;
+  }
+  std::printf("%s", md.str().c_str());
+  std::printf("\nPredicted %zu points in %.0f s of CPU (%d threads, %.0f s of serving each)\n", rows.size(), cpu, jobs,
+              o.duration_s);
+
+  nlohmann::ordered_json j = {{"source", set.source}, {"duration_s", o.duration_s}, {"cpu_seconds", cpu}};
+  j["points"] = nlohmann::ordered_json::array();
+  for (const auto& r : rows) {
+    nlohmann::ordered_json pj = {{"id", r.p->id}, {"series", r.p->series}, {"family", set.series_of(*r.p).family},
+                                 {"split", set.series_of(*r.p).split}, {"concurrency", r.p->concurrency},
+                                 {"past_published_cliff", sweep::past_published_cliff(set, *r.p)},
+                                 {"published", r.p->published}, {"predicted", r.pred.metrics}, {"error", r.error},
+                                 {"breakdown", r.pred.breakdown}, {"requests", r.pred.requests},
+                                 {"cpu_seconds", r.pred.cpu_seconds}};
+    if (!r.pred.failure.empty()) pj["failure"] = r.pred.failure;
+    j["points"].push_back(pj);
+  }
+  auto mapes = [&](const std::map<std::string, std::map<std::string, std::vector<double>>>& g) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const auto& [k, errs] : g)
+      for (const auto& [m, e] : errs) out[k][m] = {{"mape_percent", mape(e)}, {"points", e.size()}};
+    return out;
+  };
+  j["mape_by_split"] = mapes(by_split);
+  j["mape_by_family_held_out"] = mapes(by_family);
+  j["mape_by_series"] = mapes(by_series);
+  j["rerun_spread"] = spread;
+  j["cliffs"] = cliffs;
+  if (!o.json_out.empty()) write_file_atomically(o.json_out, j.dump(1) + "\n");
+  if (!o.markdown_out.empty()) write_file_atomically(o.markdown_out, md.str());
+
+  bool failed = false;
+  for (const auto& r : rows)
+    if (!r.pred.failure.empty()) failed = true;
+  if (o.check) {
+    const std::map<std::string, double> limits = {
+        {"total_tok_s_gpu", o.max_total_tput_mape}, {"ttft_mean_ms", o.max_ttft_mape}, {"tpot_mean_ms", o.max_tpot_mape}};
+    for (const auto& [fam, errs] : by_family)
+      for (const auto& [m, limit] : limits)
+        if (auto it = errs.find(m); it != errs.end() && mape(it->second) > limit) {
+          std::fprintf(stderr, "sim validate --agentx: held-out %s MAPE of family %s is %.1f %% (limit %.1f %%)\n",
+                       m.c_str(), fam.c_str(), mape(it->second), limit);
+          failed = true;
+        }
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace agentperf::cli

@@ -1,0 +1,26 @@
+// `agentperf sim validate --agentx`: the simulator against published
+// InferenceX AgentX runs (sweep/agentx_validation.h): every point replayed
+// in virtual time as its deployment ran, predicted against published per
+// metric, MAPE per metric for the fitting and the held-out series, per
+// model family and per series, each error beside the run-to-run spread of
+// the reruns in the set.
+#pragma once
+#include <string>
+
+namespace agentperf::cli {
+
+struct AgentxValidateOptions {
+  std::string points = "builtin";
+  std::string engine_profile;  // empty: each series' engine's shipped profile
+  double duration_s = 3600;
+  int jobs = 0;                // threads (0: the machine's cores)
+  std::string markdown_out, json_out;
+  std::string only;            // non-empty: only series whose id contains this
+  bool check = false;          // exit 1 when a family's held-out error is over its limit
+  double max_total_tput_mape = 10, max_ttft_mape = 25, max_tpot_mape = 15;
+  bool quiet = false;
+};
+
+int run_sim_validate_agentx(const AgentxValidateOptions& o);
+
+}  // namespace agentperf::cli

@@ -1,0 +1,297 @@
+#include "sweep/agentx_validation.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "common/error.h"
+#include "common/json_reader.h"
+#include "recipe/inferencex_map.h"
+#include "recipe/point_engine_config.h"
+#include "recipe/recipe.h"
+#include "replay/replay_outputs.h"
+#include "replay/virtual_replay.h"
+#include "sim/builtin_specs.h"
+#include "sim/engine.h"
+#include "sim/specs.h"
+#include "trace/synth.h"
+#include "trace/trace_loader.h"
+
+namespace agentperf::sweep {
+
+const std::vector<std::string>& agentx_metric_names() {
+  static const std::vector<std::string> m = {"total_tok_s_gpu",   "output_tok_s_gpu",      "ttft_mean_ms",
+                                             "ttft_p50_ms",       "ttft_p90_ms",           "tpot_mean_ms",
+                                             "interactivity_p50", "e2e_interactivity_p90", "cache_hit_observed"};
+  return m;
+}
+
+namespace {
+
+AgentxSeries read_series(const std::string& id, const JsonReader& s) {
+  s.reject_unknown_keys({"split", "family", "master_key", "engine", "engine_image", "model_spec", "hardware", "num_gpus",
+                         "tp", "ep", "dp_attention", "kv_offload", "runner", "dram_utilization", "spec", "kv_dtype_bytes",
+                         "mem_fraction_static", "max_total_tokens", "context_length", "corpus", "rerun_of", "cliff_after", "excluded", "source", "notes"});
+  AgentxSeries v;
+  v.id = id;
+  v.split = s.string("split");
+  if (v.split != "fit" && v.split != "held_out") s.fail("split", "must be \"fit\" or \"held_out\"");
+  v.family = s.string("family");
+  v.master_key = s.string_or("master_key", "");
+  v.engine = s.string("engine");
+  if (v.engine != "sglang" && v.engine != "vllm")
+    s.fail("engine", "must be sglang or vllm (the schedulers the simulator has)");
+  v.engine_image = s.string_or("engine_image", "");
+  v.model_spec = s.string("model_spec");
+  v.hardware = s.string("hardware");
+  v.num_gpus = s.integer("num_gpus", JsonRange::between(1, 1024));
+  v.tp = s.integer("tp", JsonRange::between(1, 1024));
+  v.ep = s.integer_or("ep", 1, JsonRange::between(1, 1024));
+  v.dp_attention = s.boolean_or("dp_attention", false);
+  v.kv_offload = s.string_or("kv_offload", "none");
+  if (v.kv_offload != "none" && v.kv_offload != "dram") s.fail("kv_offload", "must be none or dram");
+  v.runner = s.string_or("runner", "");
+  if (v.kv_offload == "dram" && !recipe::find_runner(v.runner))
+    s.fail("runner", "must name an InferenceX runner with a DRAM size (src/recipe/inferencex_map.cpp) for a dram series");
+  v.dram_utilization = s.number_or("dram_utilization", 0.8, JsonRange::fraction());
+  if (s.has("spec")) {
+    const JsonReader sp = s.object("spec");
+    sp.reject_unknown_keys({"method", "acceptance_length", "num_steps", "num_draft_tokens"});
+    const std::string m = sp.string("method");
+    if (m != "mtp" && m != "none") sp.fail("method", "must be mtp or none");
+    v.mtp = m == "mtp";
+    if (v.mtp) {
+      v.acceptance_length = sp.number("acceptance_length", JsonRange::between(1, 16));
+      v.num_steps = sp.integer_or("num_steps", 3, JsonRange::between(1, 16));
+      v.num_draft_tokens = sp.integer_or("num_draft_tokens", v.num_steps + 1, JsonRange::between(1, 32));
+    }
+  }
+  v.kv_dtype_bytes = s.integer_or("kv_dtype_bytes", 0, JsonRange::between(0, 4));
+  v.mem_fraction_static = s.number_or("mem_fraction_static", 0.80, JsonRange::fraction());
+  v.max_total_tokens = s.integer_or("max_total_tokens", 0, JsonRange::between(0, 1e9));
+  v.context_length = s.integer_or("context_length", 0, JsonRange::between(0, 1e8));
+  v.corpus = s.string("corpus");
+  const auto presets = trace::synth_preset_names();
+  if (std::find(presets.begin(), presets.end(), v.corpus) == presets.end())
+    s.fail("corpus", "must name a synthetic corpus preset (agentperf traces synth --preset)");
+  v.rerun_of = s.string_or("rerun_of", "");
+  v.cliff_after = s.integer_or("cliff_after", 0, JsonRange::between(0, 100000));
+  v.excluded = s.string_or("excluded", "");
+  v.source = s.string("source");
+  v.notes = s.string_or("notes", "");
+  return v;
+}
+
+}  // namespace
+
+AgentxSet load_agentx_set(const std::string& name_or_path) {
+  nlohmann::json j;
+  AgentxSet set;
+  if (name_or_path == "builtin") {
+    const auto& b = sim::builtin_validation_json();
+    auto it = b.find("agentx_points");
+    if (it == b.end()) throw UserError("this build has no built-in AgentX validation set (data/validation/agentx_points.json)");
+    j = nlohmann::json::parse(it->second);
+    set.source = "built-in AgentX validation set (data/validation/agentx_points.json)";
+  } else {
+    std::ifstream in(name_or_path);
+    if (!in) throw UserError("AgentX validation set '" + name_or_path + "': cannot open it (" + std::strerror(errno) + ")");
+    j = parse_json(in, name_or_path);
+    set.source = name_or_path;
+  }
+  const JsonReader f(j, set.source);
+  f.reject_unknown_keys({"schema", "notes", "series", "points"});
+  const JsonReader ss = f.object("series", true);
+  for (const auto& [id, s] : ss.entries()) set.series.emplace(id, read_series(id, s));
+  for (const auto& [id, s] : set.series)
+    if (!s.rerun_of.empty()) {
+      auto it = set.series.find(s.rerun_of);
+      if (it == set.series.end()) ss.fail(id + ".rerun_of", "names no series of the set");
+      if (it->second.split != s.split) ss.fail(id + ".split", "must be its original's (" + it->second.split + "): a rerun is the same deployment");
+    }
+  const JsonReader pts = f.array("points", true);
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const JsonReader p = pts.at(i);
+    p.reject_unknown_keys({"id", "series", "concurrency", "published", "source_detail", "excluded"});
+    AgentxPoint v;
+    v.id = p.string("id");
+    if (!ids.insert(v.id).second) p.fail("id", "repeats an earlier point's id");
+    v.series = p.string("series");
+    if (!set.series.count(v.series)) p.fail("series", "names no entry of the set's \"series\"");
+    v.concurrency = p.integer("concurrency", JsonRange::between(1, 100000));
+    const JsonReader pub = p.object("published", true);
+    for (const auto& [name, value] : pub.entries()) {
+      const auto& known = agentx_metric_names();
+      if (std::find(known.begin(), known.end(), name) == known.end())
+        pub.fail(name, "is not an AgentX metric (known: total_tok_s_gpu, output_tok_s_gpu, ttft_mean_ms, ttft_p50_ms, "
+                       "ttft_p90_ms, tpot_mean_ms, interactivity_p50, e2e_interactivity_p90, cache_hit_observed)");
+      v.published[name] = value.number("", JsonRange::positive());
+    }
+    v.source_detail = p.string_or("source_detail", "");
+    v.excluded = p.string_or("excluded", "");
+    set.points.push_back(std::move(v));
+  }
+  return set;
+}
+
+const std::vector<trace::WekaTrace>& agentx_corpus(const std::string& preset) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<std::vector<trace::WekaTrace>>> made;
+  std::lock_guard lk(mu);
+  auto& slot = made[preset];
+  if (!slot) slot = std::make_unique<std::vector<trace::WekaTrace>>(trace::load_traces("synth:" + preset, "weka", {}));
+  return *slot;
+}
+
+namespace {
+
+// The series at one concurrency as an InferenceX search-space row and its
+// expanded point, so the launcher's rules (recipe/point_engine_config.h:
+// running cap, graph cap, HiCache pool, DP-attention ranks) size it as a
+// sweep's dry run would.
+struct SeriesPoint {
+  recipe::Recipe recipe;
+  recipe::SearchSpaceEntry entry;
+  recipe::ExpandedPoint point;
+};
+
+std::unique_ptr<SeriesPoint> series_point(const AgentxSeries& s, int conc) {
+  auto sp = std::make_unique<SeriesPoint>();
+  auto& e = sp->entry;
+  e.tp = s.tp;
+  e.ep = s.ep;
+  e.dp_attn = s.dp_attention;
+  e.spec_decoding = s.mtp ? "mtp" : "none";
+  e.kv_offloading = s.kv_offload;
+  e.conc_list = {conc};
+  auto& p = sp->point;
+  p.entry = &sp->entry;
+  p.conc = conc;
+  p.max_running_requests = 2 * conc;
+  p.cuda_graph_max_bs = std::min(conc, 64);
+  if (s.kv_offload == "dram") {
+    const recipe::RunnerRow* r = recipe::find_runner(s.runner);
+    p.dram_ranks = s.tp;
+    p.total_cpu_dram_gb = recipe::total_cpu_dram_gb(r->available_cpu_dram_mib, s.dram_utilization, s.num_gpus, r->gpus_per_node);
+    p.hicache_size_gb = recipe::hicache_size_per_rank_gb(p.total_cpu_dram_gb, s.tp);
+  }
+  sp->recipe.framework = s.engine;
+  sp->recipe.sim_model_spec = s.model_spec;
+  sp->recipe.sim_hardware_spec = s.hardware;
+  return sp;
+}
+
+}  // namespace
+
+AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p, const AgentxPredictOptions& o) {
+  const AgentxSeries& s = set.series_of(p);
+  AgentxPrediction out;
+  const auto t0 = std::chrono::steady_clock::now();
+  sim::ModelSpec model = sim::load_model_spec(s.model_spec);
+  if (s.kv_dtype_bytes > 0) model.kv_dtype_bytes = s.kv_dtype_bytes;
+  if (s.context_length > 0) model.max_context = static_cast<int>(s.context_length);
+  const sim::HardwareSpec hw = sim::load_hardware_spec(s.hardware);
+  const sim::EngineCosts costs = o.costs ? o.costs(s.engine) : sim::load_engine_costs(s.engine);
+  auto sp = series_point(s, p.concurrency);
+  auto engines = recipe::engines_for(sp->recipe, sp->point, costs, &model, &hw);
+  const recipe::PointEngine& pe = engines.front();
+  sim::EngineConfig cfg = pe.config;
+  cfg.scheduler = s.engine == "vllm" ? sim::SchedulerKind::vllm : sim::SchedulerKind::sglang;
+  cfg.mem_fraction_static = s.mem_fraction_static;
+  cfg.max_total_tokens = s.max_total_tokens;
+  cfg.spec.enabled = s.mtp;
+  cfg.spec.accept_length = s.acceptance_length;
+  cfg.spec.num_steps = s.num_steps;
+  cfg.spec.num_draft_tokens = s.num_draft_tokens;
+  const sim::ModelSpec& rank_model = pe.model ? *pe.model : model;
+  std::vector<std::unique_ptr<sim::Engine>> owned;
+  std::vector<sim::Engine*> ranks;
+  for (int i = 0; i < pe.dp * pe.workers; ++i) {
+    owned.push_back(std::make_unique<sim::Engine>(rank_model, hw, cfg));
+    ranks.push_back(owned.back().get());
+  }
+  replay::ReplayConfig rc;
+  rc.lanes = p.concurrency;
+  rc.duration_s = o.duration_s;
+  rc.grace_s = 30;
+  rc.output.quiet = true;
+  rc.benchmark_id = "sim-validate-agentx/" + p.id;
+  rc.routing_headers = ranks.size() > 1;  // the entries' DP arms run behind a session-sticky router
+  replay::VirtualReplayOptions vo;
+  vo.policy = ranks.size() > 1 ? route::Policy::session_sticky : route::Policy::round_robin;
+  const auto& traces = agentx_corpus(s.corpus);
+  auto res = replay::predict_replay(ranks, rc, traces, vo);
+  replay::ReplayRunInfo info;
+  info.traces_source = "synth:" + s.corpus;
+  info.gpus = s.num_gpus;
+  info.traces = &traces;
+  info.cli_command = "agentperf sim validate --agentx (point " + p.id + ")";
+  const auto agg = replay::build_replay_aggregate(res.replay, rc, info, replay::judge_replay(res.replay, 0.10));
+  const auto& ix = agg.inferencex;
+  const auto& lat = agg.inferencex_full.json.at("latency");
+  auto ms = [&](const char* m, const char* q) {
+    const auto& b = lat.at(m);
+    return b.contains(q) && b.at(q).is_number() ? 1000.0 * b.at(q).get<double>() : 0.0;
+  };
+  auto num = [&](const char* m, const char* q) {
+    const auto& b = lat.at(m);
+    return b.contains(q) && b.at(q).is_number() ? b.at(q).get<double>() : 0.0;
+  };
+  out.metrics["total_tok_s_gpu"] = ix.total_tput_per_gpu;
+  out.metrics["output_tok_s_gpu"] = ix.output_tput_per_gpu;
+  out.metrics["ttft_mean_ms"] = ms("ttft", "mean");
+  out.metrics["ttft_p50_ms"] = ms("ttft", "p50");
+  out.metrics["ttft_p90_ms"] = ms("ttft", "p90");
+  out.metrics["tpot_mean_ms"] = ms("tpot", "mean");
+  out.metrics["interactivity_p50"] = num("intvty", "p50");
+  out.metrics["e2e_interactivity_p90"] = num("e2e_norm_intvty", "p90");
+  if (ix.observed_cache_hit) out.metrics["cache_hit_observed"] = *ix.observed_cache_hit;
+  out.requests = ix.records_profiled;
+  if (const auto& b = res.ttft_breakdown; b.requests > 0) {
+    const double n = static_cast<double>(b.requests);
+    out.breakdown["ttft_front_end_wait_ms"] = 1000 * b.front_end_wait_s / n;
+    out.breakdown["ttft_front_end_ms"] = 1000 * b.front_end_s / n;
+    out.breakdown["ttft_scheduler_wait_ms"] = 1000 * b.scheduler_wait_s / n;
+    out.breakdown["ttft_first_step_ms"] = 1000 * b.first_step_s / n;
+    out.breakdown["ttft_network_ms"] = 1000 * b.network_s / n;
+  }
+  const auto& e = res.engine;
+  if (e.decode_steps > 0) {
+    const double round_ms = 1000 * e.decode_busy_s / static_cast<double>(e.decode_steps);
+    const double al = e.spec_verify_steps ? e.spec_accept_length_sum / static_cast<double>(e.spec_verify_steps) : 1.0;
+    out.breakdown["decode_round_ms"] = round_ms;
+    out.breakdown["tpot_decode_only_ms"] = round_ms / al;
+  }
+  if (e.prefill_busy_s + e.decode_busy_s > 0)
+    out.breakdown["prefill_share_of_busy"] = e.prefill_busy_s / (e.prefill_busy_s + e.decode_busy_s);
+  out.virtual_seconds = res.virtual_seconds;
+  if (!res.replay.abort_reason.empty()) out.failure = res.replay.abort_reason;
+  out.cpu_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+bool past_published_cliff(const AgentxSet& set, const AgentxPoint& p) {
+  const int after = set.series_of(p).cliff_after;
+  return after > 0 && p.concurrency > after;
+}
+
+std::optional<PredictedCliff> predicted_cliff(const std::vector<std::pair<int, double>>& conc_and_hit,
+                                              double collapse_share) {
+  auto v = conc_and_hit;
+  std::sort(v.begin(), v.end());
+  double best = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i > 0 && v[i].second < collapse_share * best) return PredictedCliff{v[i - 1].first, v[i].first};
+    best = std::max(best, v[i].second);
+  }
+  return std::nullopt;
+}
+
+}  // namespace agentperf::sweep

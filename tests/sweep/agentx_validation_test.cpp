@@ -1,0 +1,138 @@
+// The AgentX validation set (data/validation/agentx_points.json) and the
+// replay of one of its points (sweep/agentx_validation.h).
+#include "sweep/agentx_validation.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "common/error.h"
+#include "sim/engine_costs.h"
+#include "sim/specs.h"
+
+using namespace agentperf;
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+// A minimal valid set with one series and one point; `patch` replaces text.
+std::string set_text(const std::string& series_extra = "", const std::string& point_extra = "") {
+  return R"({"series": {"s1": {"split": "held_out", "family": "qwen3.5", "engine": "sglang",
+      "model_spec": "qwen3.5-397b-a17b-fp8", "hardware": "h200", "num_gpus": 8, "tp": 8,
+      "spec": {"method": "mtp", "acceptance_length": 3.39}, "corpus": "cc-weka-256k",
+      "source": "https://example.invalid/pr/1")" +
+         series_extra + R"(}},
+    "points": [{"id": "p1", "series": "s1", "concurrency": 4,
+      "published": {"ttft_mean_ms": 690, "tpot_mean_ms": 4.5)" +
+         point_extra + "}}]}";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    sweep::load_agentx_set(write_temp("agentx_set_test.json", text));
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(AgentxValidation, ShippedSetLoadsAndEverySeriesNamesRealSpecs) {
+  const auto set = sweep::load_agentx_set("builtin");
+  ASSERT_GE(set.points.size(), 40u);
+  std::set<std::string> families, held_out_families;
+  for (const auto& [id, s] : set.series) {
+    EXPECT_NO_THROW(sim::load_model_spec(s.model_spec)) << id;
+    EXPECT_NO_THROW(sim::load_hardware_spec(s.hardware)) << id;
+    EXPECT_FALSE(s.source.empty()) << id;
+    families.insert(s.family);
+    if (s.split == "held_out") held_out_families.insert(s.family);
+  }
+  // The set's purpose: held-out series of several model families.
+  EXPECT_GE(held_out_families.size(), 3u);
+  for (const auto& p : set.points) EXPECT_FALSE(p.published.empty()) << p.id;
+}
+
+TEST(AgentxValidation, BadInputNamesTheSeriesPointAndField) {
+  EXPECT_EQ(error_of(set_text()), "");
+  EXPECT_NE(error_of(set_text(R"(, "split": "train")")).find("series.s1.split"), std::string::npos)
+      << error_of(set_text(R"(, "split": "train")"));
+  const std::string corpus = error_of(R"({"series": {"s1": {"split": "fit", "family": "f", "engine": "sglang",
+      "model_spec": "qwen3-8b", "hardware": "h200", "num_gpus": 1, "tp": 1, "corpus": "sharegpt",
+      "source": "x"}}, "points": [{"id": "p", "series": "s1", "concurrency": 1, "published": {"ttft_mean_ms": 1}}]})");
+  EXPECT_NE(corpus.find("series.s1.corpus"), std::string::npos) << corpus;
+  EXPECT_NE(corpus.find("preset"), std::string::npos) << corpus;
+  const std::string metric = error_of(set_text("", R"(, "ttft_p42_ms": 3)"));
+  EXPECT_NE(metric.find("points[0].published.ttft_p42_ms"), std::string::npos) << metric;
+  const std::string engine = error_of(set_text(R"(, "engine": "trtllm")"));
+  EXPECT_NE(engine.find("series.s1.engine"), std::string::npos) << engine;
+  const std::string dram = error_of(set_text(R"(, "kv_offload": "dram")"));
+  EXPECT_NE(dram.find("series.s1.runner"), std::string::npos) << dram;
+  const std::string value = error_of(set_text("", R"(, "total_tok_s_gpu": -5)"));
+  EXPECT_NE(value.find("total_tok_s_gpu"), std::string::npos) << value;
+}
+
+TEST(AgentxValidation, ARerunMustShareItsOriginalsSplit) {
+  const std::string text = R"({"series": {
+      "a": {"split": "fit", "family": "f", "engine": "sglang", "model_spec": "qwen3-8b", "hardware": "h200",
+            "num_gpus": 1, "tp": 1, "corpus": "cc-weka-256k", "source": "x"},
+      "b": {"split": "held_out", "family": "f", "engine": "sglang", "model_spec": "qwen3-8b", "hardware": "h200",
+            "num_gpus": 1, "tp": 1, "corpus": "cc-weka-256k", "source": "x", "rerun_of": "a"}},
+    "points": [{"id": "p", "series": "a", "concurrency": 1, "published": {"ttft_mean_ms": 1}}]})";
+  const std::string e = error_of(text);
+  EXPECT_NE(e.find("b.split"), std::string::npos) << e;
+  EXPECT_NE(e.find("rerun"), std::string::npos) << e;
+}
+
+// One point replayed for 10 minutes of serving: the metrics InferenceX
+// publishes come out, per GPU over the deployment's GPUs, and the TTFT
+// breakdown adds up to the mean TTFT.
+TEST(AgentxValidation, APointReplaysAsItsDeploymentRan) {
+  const auto set = sweep::load_agentx_set(write_temp("agentx_one_point.json", set_text()));
+  sweep::AgentxPredictOptions o;
+  o.duration_s = 600;
+  const auto pred = sweep::predict_agentx_point(set, set.points.front(), o);
+  ASSERT_TRUE(pred.failure.empty()) << pred.failure;
+  ASSERT_GT(pred.requests, 20);
+  for (const char* m : {"total_tok_s_gpu", "output_tok_s_gpu", "ttft_mean_ms", "ttft_p50_ms", "tpot_mean_ms",
+                        "interactivity_p50", "cache_hit_observed"})
+    EXPECT_GT(pred.metrics.at(m), 0) << m;
+  // Agentic turns: mostly cached prefix.
+  EXPECT_GT(pred.metrics.at("cache_hit_observed"), 0.8);
+  // Throughput per GPU is over the series' 8 GPUs: at 4 lanes one H200 TP8
+  // deployment serves tens of thousands of tokens/s, a few thousand a GPU.
+  EXPECT_LT(pred.metrics.at("total_tok_s_gpu"), 20000);
+  double parts = 0;
+  for (const char* k : {"ttft_front_end_wait_ms", "ttft_front_end_ms", "ttft_scheduler_wait_ms", "ttft_first_step_ms",
+                        "ttft_network_ms"})
+    parts += pred.breakdown.at(k);
+  EXPECT_NEAR(parts, pred.metrics.at("ttft_mean_ms"), 0.03 * pred.metrics.at("ttft_mean_ms"));
+  // The shipped SGLang profile tokenizes whole prompts: ~100k-token turns
+  // spend over 100 ms there.
+  EXPECT_GT(pred.breakdown.at("ttft_front_end_ms"), 100);
+  EXPECT_GT(pred.breakdown.at("tpot_decode_only_ms"), 0);
+  EXPECT_LE(pred.breakdown.at("tpot_decode_only_ms"), pred.metrics.at("tpot_mean_ms") * 1.05);
+}
+
+// A cliff is where the predicted hit falls below 80 % of the best hit at a
+// lower concurrency; points past a published cliff leave the MAPE.
+TEST(AgentxValidation, CliffIsTheFirstCollapseOfTheCacheHit) {
+  const auto c = sweep::predicted_cliff({{16, 0.19}, {1, 0.98}, {8, 0.99}, {4, 0.99}, {32, 0.0}});
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->last_healthy, 8);
+  EXPECT_EQ(c->first_collapsed, 16);
+  // A gentle decline is no collapse.
+  EXPECT_FALSE(sweep::predicted_cliff({{1, 0.98}, {2, 0.95}, {4, 0.90}, {8, 0.85}}).has_value());
+  const auto set = sweep::load_agentx_set(write_temp("agentx_cliff.json", set_text(R"(, "cliff_after": 2)")));
+  EXPECT_TRUE(sweep::past_published_cliff(set, set.points.front()));  // c4 > c2
+  const auto none = sweep::load_agentx_set(write_temp("agentx_nocliff.json", set_text()));
+  EXPECT_FALSE(sweep::past_published_cliff(none, none.points.front()));
+}
