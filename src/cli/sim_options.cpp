@@ -4,15 +4,26 @@
 #include "load/profile_config.h"
 
 #include "common/error.h"
+#include "sim/specs.h"
 
 namespace agentperf::cli {
+
+namespace {
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+}  // namespace
 
 void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
   auto* g = "Engine";
   auto& c = o.cfg;
-  cmd.add_option("--model-spec", o.model, "Model spec: a shipped name (qwen3.5-397b-a17b-nvfp4, qwen3-32b) or a JSON file")
+  cmd.add_option("--model-spec", o.model,
+                 "Model spec: a JSON file, or a shipped name (" + joined(sim::builtin_model_names()) + ")")
       ->group(g)->capture_default_str();
-  cmd.add_option("--hardware", o.hardware, "Hardware spec: a shipped name (b200, h200) or a JSON file")
+  cmd.add_option("--hardware", o.hardware,
+                 "Hardware spec: a JSON file, or a shipped name (" + joined(sim::builtin_hardware_names()) + ")")
       ->group(g)->capture_default_str();
   cmd.add_option("--hardware-profile", o.hardware_profile,
                  "Measured hardware profile (agentperf calibrate) replacing the spec's efficiency guesses")

@@ -454,3 +454,11 @@ TEST(Cli, SimPredictTakesTheSchedulerAndAnEngineProfile) {
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.output.find("--scheduler"), std::string::npos) << bad.output;
 }
+
+// --model-spec and --hardware name every shipped spec in --help.
+TEST(Cli, SpecFlagsListEveryShippedSpec) {
+  auto r = run_cli("sim memory --help");
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* name : {"qwen3-235b-a22b", "deepseek-v4-pro-fp4", "glm-5.2-nvfp4", "qwen3.8-flash-next-nvfp4", "mi325x", "b300"})
+    EXPECT_NE(r.output.find(name), std::string::npos) << name << "\n" << r.output;
+}
