@@ -174,9 +174,11 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
         continue;
       }
       char b[96];
-      std::snprintf(b, sizeof b, " %s / %s (%+.0f %%) |", num(pub->second).c_str(),
-                    pr == r.pred.metrics.end() ? "-" : num(pr->second).c_str(),
-                    pr == r.pred.metrics.end() ? 0.0 : 100 * r.error.at(m));
+      if (pr == r.pred.metrics.end())
+        std::snprintf(b, sizeof b, " %s / - |", num(pub->second).c_str());
+      else
+        std::snprintf(b, sizeof b, " %s / %s (%+.0f %%) |", num(pub->second).c_str(), num(pr->second).c_str(),
+                      100 * r.error.at(m));
       md << b;
     }
     md << "\n";
@@ -291,7 +293,11 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
 
   bool failed = false;
   for (const auto& r : rows)
-    if (!r.pred.failure.empty()) failed = true;
+    if (!r.pred.failure.empty()) {
+      std::fprintf(stderr, "sim validate --agentx: point %s was not predicted: %s\n", r.p->id.c_str(),
+                   r.pred.failure.c_str());
+      failed = true;
+    }
   if (o.check) {
     const std::map<std::string, double> limits = {
         {"total_tok_s_gpu", o.max_total_tput_mape}, {"ttft_mean_ms", o.max_ttft_mape}, {"tpot_mean_ms", o.max_tpot_mape}};

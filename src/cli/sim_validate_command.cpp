@@ -1,7 +1,5 @@
 #include "cli/sim_validate_command.h"
 
-#include "cli/sim_validate_agentx.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/sim_validate_agentx.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/json_reader.h"
@@ -42,9 +41,9 @@ struct SimValidateCommand {
   int max_evaluations = 300;
   bool check = false;
   double max_held_out_mape = 10, max_point_error = 25;
-  // --agentx: the published AgentX runs instead (cli/sim_validate_agentx.h).
   std::string family_limits;  // exit 1 when a family's held-out MAPE is over its limit in this file
   bool lofo = false;          // leave-one-family-out: refit without each family, score it
+  // --agentx: the published AgentX runs instead (cli/sim_validate_agentx.h).
   bool agentx = false;
   AgentxValidateOptions agentx_opts;
 };

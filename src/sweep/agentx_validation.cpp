@@ -235,23 +235,26 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   info.cli_command = "agentperf sim validate --agentx (point " + p.id + ")";
   const auto agg = replay::build_replay_aggregate(res.replay, rc, info, replay::judge_replay(res.replay, 0.10));
   const auto& ix = agg.inferencex;
-  const auto& lat = agg.inferencex_full.json.at("latency");
-  auto ms = [&](const char* m, const char* q) {
-    const auto& b = lat.at(m);
-    return b.contains(q) && b.at(q).is_number() ? 1000.0 * b.at(q).get<double>() : 0.0;
+  const auto& full = agg.inferencex_full.json;
+  static const nlohmann::ordered_json none = nlohmann::ordered_json::object();
+  const auto& lat = full.contains("latency") ? full.at("latency") : none;
+  // A latency statistic, when the run produced it (a run with no profiled
+  // success has none: the metric is then absent, not 0).
+  auto put = [&](const char* name, const char* block, const char* stat, double scale) {
+    if (!lat.contains(block) || !lat.at(block).is_object()) return;
+    const auto& b = lat.at(block);
+    if (b.contains(stat) && b.at(stat).is_number()) out.metrics[name] = scale * b.at(stat).get<double>();
   };
-  auto num = [&](const char* m, const char* q) {
-    const auto& b = lat.at(m);
-    return b.contains(q) && b.at(q).is_number() ? b.at(q).get<double>() : 0.0;
-  };
-  out.metrics["total_tok_s_gpu"] = ix.total_tput_per_gpu;
-  out.metrics["output_tok_s_gpu"] = ix.output_tput_per_gpu;
-  out.metrics["ttft_mean_ms"] = ms("ttft", "mean");
-  out.metrics["ttft_p50_ms"] = ms("ttft", "p50");
-  out.metrics["ttft_p90_ms"] = ms("ttft", "p90");
-  out.metrics["tpot_mean_ms"] = ms("tpot", "mean");
-  out.metrics["interactivity_p50"] = num("intvty", "p50");
-  out.metrics["e2e_interactivity_p90"] = num("e2e_norm_intvty", "p90");
+  if (ix.records_profiled > 0) {
+    out.metrics["total_tok_s_gpu"] = ix.total_tput_per_gpu;
+    out.metrics["output_tok_s_gpu"] = ix.output_tput_per_gpu;
+  }
+  put("ttft_mean_ms", "ttft", "mean", 1000);
+  put("ttft_p50_ms", "ttft", "p50", 1000);
+  put("ttft_p90_ms", "ttft", "p90", 1000);
+  put("tpot_mean_ms", "tpot", "mean", 1000);
+  put("interactivity_p50", "intvty", "p50", 1);
+  put("e2e_interactivity_p90", "e2e_norm_intvty", "p90", 1);
   if (ix.observed_cache_hit) out.metrics["cache_hit_observed"] = *ix.observed_cache_hit;
   out.requests = ix.records_profiled;
   if (const auto& b = res.ttft_breakdown; b.requests > 0) {
