@@ -139,6 +139,11 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   replay::ReplayRunInfo info = replay_run_info(sc.traces, stats, cli_command);
   info.traces = &traces;
   info.description = describe_prediction(sc);
+  // Throughput per GPU is over the simulated deployment's GPUs (DP engines x
+  // TP) unless --gpus says otherwise, the same on the console, in the files
+  // and in the report's run description.
+  if (sc.predict->get_option("--gpus")->count() == 0) info.gpus = sc.dp * sc.predict_engine.cfg.tp;
+  info.description.gpus = info.gpus;
   const RunVerdict verdict = replay::judge_replay(res.replay, 0.10);
   auto agg = replay::build_replay_aggregate(res.replay, cfg, info, verdict);
   agg.json["input_config"]["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},

@@ -462,3 +462,33 @@ TEST(Cli, SpecFlagsListEveryShippedSpec) {
   for (const char* name : {"qwen3-235b-a22b", "deepseek-v4-pro-fp4", "glm-5.2-nvfp4", "qwen3.8-flash-next-nvfp4", "mi325x", "b300"})
     EXPECT_NE(r.output.find(name), std::string::npos) << name << "\n" << r.output;
 }
+
+// sim predict --traces divides throughput by the deployment's GPUs (TP x DP
+// engines) unless --gpus says otherwise: the console's per-GPU figure, the
+// aggregate's num_gpus and the run description agree.
+TEST(Cli, SimPredictTracesThroughputPerGpuFollowsTheDeployment) {
+  const auto dir = std::filesystem::temp_directory_path() / "agentperf_predict_gpus";
+  std::filesystem::remove_all(dir);
+  const std::string base = "sim predict --model-spec qwen3.5-397b-a17b-nvfp4 --hardware b200 --tp 4 "
+                           "--traces synth:cc-weka-256k --num-dataset-entries 8 -c 2 -d 120 -q -o ";
+  auto r = run_cli(base + (dir / "tp4").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto read = [&](const std::string& sub) {
+    std::ifstream in(dir / sub / "profile_export_aiperf.json");
+    return nlohmann::json::parse(in);
+  };
+  const auto j = read("tp4");
+  const auto& t = j["inferencex"]["throughput"];
+  EXPECT_EQ(t["num_gpus"], 4) << t.dump();
+  const double total = t["total"]["tokens_per_second"].get<double>();
+  const double per_gpu = t["per_gpu"]["total_tput_tps"].get<double>();
+  EXPECT_NEAR(per_gpu, total / 4, 1e-6 * total);
+  char line[64];
+  std::snprintf(line, sizeof line, "InferenceX: %.1f total tok/s/GPU", per_gpu);
+  EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  // --gpus given: it wins.
+  auto g = run_cli(base + (dir / "gpus8").string() + " --gpus 8");
+  ASSERT_EQ(g.code, 0) << g.output;
+  EXPECT_EQ(read("gpus8")["inferencex"]["throughput"]["num_gpus"], 8);
+  std::filesystem::remove_all(dir);
+}
