@@ -409,7 +409,7 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   // holds each one (exit 1 naming the family over its limit).
   EXPECT_NE(r.output.find("held-out MAPE (points)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("qwen3-next"), std::string::npos) << r.output;
-  const auto limits = std::filesystem::temp_directory_path() / "agentperf_family_limits.json";
+  const auto limits = std::filesystem::temp_directory_path() / ("agentperf_family_limits_" + std::to_string(::getpid()) + ".json");
   std::ofstream(limits) << R"({"qwen3-dense": 0.5})";
   auto over = run_cli("sim validate --engine vllm --family-limits " + limits.string());
   EXPECT_EQ(over.code, 1) << over.output;
@@ -467,7 +467,7 @@ TEST(Cli, SpecFlagsListEveryShippedSpec) {
 // engines) unless --gpus says otherwise: the console's per-GPU figure, the
 // aggregate's num_gpus and the run description agree.
 TEST(Cli, SimPredictTracesThroughputPerGpuFollowsTheDeployment) {
-  const auto dir = std::filesystem::temp_directory_path() / "agentperf_predict_gpus";
+  const auto dir = std::filesystem::temp_directory_path() / ("agentperf_predict_gpus_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const std::string base = "sim predict --model-spec qwen3.5-397b-a17b-nvfp4 --hardware b200 --tp 4 "
                            "--traces synth:cc-weka-256k --num-dataset-entries 8 -c 2 -d 120 -q -o ";

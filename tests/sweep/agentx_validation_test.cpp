@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include <unistd.h>
+
 #include "common/error.h"
 #include "sim/engine_costs.h"
 #include "sim/specs.h"
@@ -16,8 +18,12 @@ using namespace agentperf;
 
 namespace {
 
+// A file of this process alone: ctest runs each test as its own process,
+// several at once, and a shared name would be written by two of them.
 std::string write_temp(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / name;
+  static int n = 0;
+  const auto p = std::filesystem::temp_directory_path() /
+                 ("agentperf_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + "_" + name);
   std::ofstream(p) << text;
   return p.string();
 }
