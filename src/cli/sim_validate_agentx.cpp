@@ -12,6 +12,8 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "metrics/stats.h"
+#include "sim/cost_fit.h"
 #include "sim/engine_costs.h"
 #include "sweep/agentx_validation.h"
 
@@ -38,15 +40,7 @@ struct Scored {
   std::map<std::string, double> error;  // metric -> signed relative error
 };
 
-double mape(const std::vector<double>& e) {
-  if (e.empty()) return NAN;
-  double s = 0;
-  for (double x : e) s += std::abs(x);
-  return 100 * s / static_cast<double>(e.size());
-}
-
 std::string pct(double v) {
-  if (std::isnan(v)) return "-";
   char b[32];
   std::snprintf(b, sizeof b, "%.1f %%", v);
   return b;
@@ -76,8 +70,7 @@ std::map<std::string, double> rerun_spread(const AgentxSet& set) {
   std::map<std::string, double> out;
   for (auto& [m, d] : diffs) {
     std::sort(d.begin(), d.end());
-    const std::size_t n = d.size();
-    out[m] = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+    out[m] = percentile_sorted(d, 50);
   }
   return out;
 }
@@ -193,7 +186,7 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
     md << "| " << name << " |";
     for (const auto& [m, label] : shown_metrics()) {
       auto it = errs.find(m);
-      md << " " << (it == errs.end() ? "-" : pct(mape(it->second)) + " (" + std::to_string(it->second.size()) + ")") << " |";
+      md << " " << (it == errs.end() ? "-" : pct(sim::mape_percent(it->second)) + " (" + std::to_string(it->second.size()) + ")") << " |";
     }
     md << "\n";
   };
@@ -280,7 +273,7 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   auto mapes = [&](const std::map<std::string, std::map<std::string, std::vector<double>>>& g) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (const auto& [k, errs] : g)
-      for (const auto& [m, e] : errs) out[k][m] = {{"mape_percent", mape(e)}, {"points", e.size()}};
+      for (const auto& [m, e] : errs) out[k][m] = {{"mape_percent", sim::mape_percent(e)}, {"points", e.size()}};
     return out;
   };
   j["mape_by_split"] = mapes(by_split);
@@ -303,9 +296,9 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
         {"total_tok_s_gpu", o.max_total_tput_mape}, {"ttft_mean_ms", o.max_ttft_mape}, {"tpot_mean_ms", o.max_tpot_mape}};
     for (const auto& [fam, errs] : by_family)
       for (const auto& [m, limit] : limits)
-        if (auto it = errs.find(m); it != errs.end() && mape(it->second) > limit) {
+        if (auto it = errs.find(m); it != errs.end() && sim::mape_percent(it->second) > limit) {
           std::fprintf(stderr, "sim validate --agentx: held-out %s MAPE of family %s is %.1f %% (limit %.1f %%)\n",
-                       m.c_str(), fam.c_str(), mape(it->second), limit);
+                       m.c_str(), fam.c_str(), sim::mape_percent(it->second), limit);
           failed = true;
         }
   }

@@ -1,29 +1,9 @@
 #include "recipe/point_engine_config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
-#include <optional>
-#include <string>
 
 namespace agentperf::recipe {
-
-namespace {
-// The integer after `flag` in a server command ("--flag N" or "--flag=N"), if any.
-std::optional<int> int_flag(const std::string& command, const std::string& flag) {
-  for (std::size_t at = command.find(flag); at != std::string::npos; at = command.find(flag, at + 1)) {
-    std::size_t v = at + flag.size();
-    if (v < command.size() && command[v] != ' ' && command[v] != '=') continue;  // a longer flag's prefix
-    while (v < command.size() && (command[v] == ' ' || command[v] == '=')) ++v;
-    int n = 0;
-    std::size_t digits = 0;
-    while (v + digits < command.size() && std::isdigit(static_cast<unsigned char>(command[v + digits])) && digits < 6)
-      n = n * 10 + (command[v + digits++] - '0');
-    if (digits > 0) return n;
-  }
-  return std::nullopt;
-}
-}  // namespace
 
 sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCosts& costs) {
   sim::EngineConfig c;
@@ -36,7 +16,10 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   c.spec.enabled = p.entry->spec_decoding == "mtp";
   // The launcher's API-server loops: each tokenizes whole prompts in turn
   // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.
-  if (auto n = int_flag(p.command, "--tokenizer-worker-num"); n && *n > 0) c.tokenizer_workers = *n;
+  if (const auto v = command_flag_value(p.command, "--tokenizer-worker-num")) {
+    int n = 0;
+    if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) c.tokenizer_workers = n;
+  }
   if (p.entry->kv_offloading == "dram") {
     c.page_size = 64;
     c.hicache.enabled = true;

@@ -110,4 +110,9 @@ std::int64_t total_cpu_dram_gb(std::int64_t available_mib, double utilization, i
 // H per rank with 1 GB kept per rank: floor((total - tp) x 15 / tp / 31)
 std::int64_t hicache_size_per_rank_gb(std::int64_t total_gb, int tp);
 
+// The value after `flag` in a server command line ("--flag V" or
+// "--flag=V"), up to the next space; nullopt when the flag is absent (a
+// longer flag that starts with it does not count).
+std::optional<std::string> command_flag_value(const std::string& command, const std::string& flag);
+
 }  // namespace agentperf::recipe

@@ -35,8 +35,12 @@ class FrontEndQueue {
  public:
   FrontEndQueue(const EngineCosts& costs, int workers);
   // When a request that reached the server at arrival_ns (nanoseconds on
-  // any one clock) is handed to the scheduler. Calls come in arrival order.
-  std::int64_t admit(std::int64_t arrival_ns, std::int64_t prompt_tokens);
+  // any one clock) gets a worker, and when it is handed to the scheduler.
+  // Calls come in arrival order.
+  struct Admission {
+    std::int64_t start_ns = 0, done_ns = 0;
+  };
+  Admission admit(std::int64_t arrival_ns, std::int64_t prompt_tokens);
   // The service time alone, in seconds.
   double service_s(std::int64_t prompt_tokens) const;
   bool free_of_cost() const { return fixed_s_ <= 0 && per_token_s_ <= 0; }

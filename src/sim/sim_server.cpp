@@ -349,7 +349,7 @@ struct SimServer::Impl {
     // engine's (wall time x the time scale).
     if (!front_end->free_of_cost()) {
       const double now = static_cast<double>(std::chrono::steady_clock::now().time_since_epoch().count());
-      const std::int64_t ready = front_end->admit(static_cast<std::int64_t>(now * opts.time_scale), prompt_len);
+      const std::int64_t ready = front_end->admit(static_cast<std::int64_t>(now * opts.time_scale), prompt_len).done_ns;
       asio::steady_timer wait(io, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
                                       static_cast<std::int64_t>(static_cast<double>(ready) / opts.time_scale))));
       co_await wait.async_wait(nothrow);

@@ -1,7 +1,6 @@
 #include "sim/virtual_client.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace agentperf::sim {
 
@@ -22,10 +21,9 @@ void VirtualClient::send(std::int64_t at_ns, RequestRecord rec, SimRequestSpec s
   const std::int64_t size = spec.prompt ? static_cast<std::int64_t>(spec.prompt->size()) : 0;
   const std::int64_t prompt_tokens = spec.prompt_len > 0 ? std::min(spec.prompt_len, size) : size;
   const std::int64_t reached = at_ns + delay_ns_;
-  const std::int64_t done = front_end_.admit(reached, prompt_tokens);
-  const std::int64_t service = std::llround(front_end_.service_s(prompt_tokens) * 1e9);
-  front_end_times_[id] = {reached, std::max(reached, done - service), done};
-  arrivals_.push({done, id});
+  const auto fe = front_end_.admit(reached, prompt_tokens);
+  front_end_times_[id] = {reached, fe.start_ns, fe.done_ns};
+  arrivals_.push({fe.done_ns, id});
   on_the_wire_.emplace(id, std::move(spec));
   in_flight_.emplace(id, Open{std::move(rec), StreamChunker(stream_interval_)});
 }

@@ -48,12 +48,10 @@ bool final_status(const std::string& s) { return s == "done" || s == "failed" ||
 // times the modelled engine's. Other servers run in real time: unset.
 std::optional<double> served_time_scale(const std::string& cmd) {
   if (cmd.find("sim serve") == std::string::npos) return std::nullopt;
-  const auto at = cmd.find("--time-scale");
-  if (at == std::string::npos) return 1.0;
+  const auto value = recipe::command_flag_value(cmd, "--time-scale");
+  if (!value) return 1.0;
   try {
-    std::size_t i = at + 12;
-    while (i < cmd.size() && (cmd[i] == ' ' || cmd[i] == '=')) ++i;
-    return std::stod(cmd.substr(i));
+    return std::stod(*value);
   } catch (const std::exception&) {
     return std::nullopt;
   }

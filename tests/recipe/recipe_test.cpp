@@ -160,3 +160,13 @@ TEST(Recipe, AServerCommandWithoutAPortPlaceholderIsRejected) {
                                                      "server:\n  command: python3 -m sglang.launch_server --port {port}\n"));
   EXPECT_NE(expand(ok).front().command.find("--port {port}"), std::string::npos);
 }
+
+// One reader of a flag's value in a server command line, for every flag the
+// simulator takes from a launcher (tokenizer workers, sim serve's time scale).
+TEST(Recipe, CommandFlagValueReadsSpaceAndEqualsForms) {
+  EXPECT_EQ(recipe::command_flag_value("sglang --tokenizer-worker-num 6 --tp 4", "--tokenizer-worker-num"), "6");
+  EXPECT_EQ(recipe::command_flag_value("agentperf sim serve --time-scale=10", "--time-scale"), "10");
+  EXPECT_EQ(recipe::command_flag_value("x --tp 4", "--tokenizer-worker-num"), std::nullopt);
+  // A longer flag that starts with it is another flag.
+  EXPECT_EQ(recipe::command_flag_value("x --tp-size 8 --tp 2", "--tp"), "2");
+}

@@ -23,31 +23,35 @@ TEST(FrontEndQueue, ServiceIsFixedPlusPerPromptToken) {
   sim::FrontEndQueue q(costs(0.02, 2e-6), 1);
   EXPECT_NEAR(q.service_s(100000), 0.02 + 0.2, 1e-12);
   // An idle worker starts at once: 100k tokens are handed on 220 ms later.
-  EXPECT_EQ(q.admit(1'000'000'000, 100000), 1'000'000'000 + 220'000'000);
+  const auto a = q.admit(1'000'000'000, 100000);
+  EXPECT_EQ(a.start_ns, 1'000'000'000);
+  EXPECT_EQ(a.done_ns, 1'000'000'000 + 220'000'000);
 }
 
 TEST(FrontEndQueue, OneWorkerTokenizesLongPromptsOneAfterAnother) {
   sim::FrontEndQueue q(costs(0, 1e-6), 1);
   // Three 100k-token prompts arriving together: each waits for the ones before.
-  EXPECT_EQ(q.admit(0, 100000), 100'000'000);
-  EXPECT_EQ(q.admit(0, 100000), 200'000'000);
-  EXPECT_EQ(q.admit(0, 100000), 300'000'000);
+  EXPECT_EQ(q.admit(0, 100000).done_ns, 100'000'000);
+  const auto second = q.admit(0, 100000);
+  EXPECT_EQ(second.start_ns, 100'000'000);  // waited for the first
+  EXPECT_EQ(second.done_ns, 200'000'000);
+  EXPECT_EQ(q.admit(0, 100000).done_ns, 300'000'000);
   // One arriving after the queue drained starts on arrival.
-  EXPECT_EQ(q.admit(500'000'000, 1000), 501'000'000);
+  EXPECT_EQ(q.admit(500'000'000, 1000).done_ns, 501'000'000);
 }
 
 TEST(FrontEndQueue, MoreWorkersServeInParallel) {
   sim::FrontEndQueue q(costs(0, 1e-6), 2);
-  EXPECT_EQ(q.admit(0, 100000), 100'000'000);
-  EXPECT_EQ(q.admit(0, 100000), 100'000'000);  // the second worker
-  EXPECT_EQ(q.admit(0, 100000), 200'000'000);  // the first worker again
+  EXPECT_EQ(q.admit(0, 100000).done_ns, 100'000'000);
+  EXPECT_EQ(q.admit(0, 100000).done_ns, 100'000'000);  // the second worker
+  EXPECT_EQ(q.admit(0, 100000).done_ns, 200'000'000);  // the first worker again
 }
 
 TEST(FrontEndQueue, FreeFrontEndHandsOnAtArrival) {
   sim::FrontEndQueue q(costs(0, 0), 1);
   EXPECT_TRUE(q.free_of_cost());
-  EXPECT_EQ(q.admit(42, 250000), 42);
-  EXPECT_EQ(q.admit(42, 250000), 42);
+  EXPECT_EQ(q.admit(42, 250000).done_ns, 42);
+  EXPECT_EQ(q.admit(42, 250000).done_ns, 42);
 }
 
 // In a whole virtual-time replay the per-token cost lands in TTFT, and the
