@@ -216,6 +216,7 @@ bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, Prefi
     const double c = static_cast<double>(it.chunk), b = static_cast<double>(it.before);
     batch.new_tokens += c;
     batch.attn_pairs += c * b + c * (c + 1) / 2;
+    batch.prefix_pairs += c * b;
     batch.kv_read_tokens += b + c;
   }
   // Load-back is consumed layer by layer, overlapped with the forward.
@@ -228,7 +229,7 @@ bool Engine::try_prefill(StepOutcome& out) {
   PrefillBatch batch;
   if (!select_prefill(cfg_.max_prefill_tokens, true, batch)) return false;
   const StepTerms terms = steps_.prefill(batch.new_tokens, batch.attn_pairs, batch.kv_read_tokens,
-                                         static_cast<int>(batch.items.size()));
+                                         static_cast<int>(batch.items.size()), batch.prefix_pairs);
   out.duration_s = std::max(terms.total_s, batch.h2d_s);
   out.prefill = true;
   out.batch = static_cast<int>(batch.items.size());
@@ -388,7 +389,7 @@ bool Engine::mixed_step(StepOutcome& out) {
   const bool prefill = budget > 0 && select_prefill(budget, false, batch);
   if (!decoding && !prefill) return had_running;  // a failed decode is progress too
   const StepTerms terms = steps_.mixed(decoding, decode_ctx, batch.new_tokens, batch.attn_pairs,
-                                       batch.kv_read_tokens, static_cast<int>(batch.items.size()));
+                                       batch.kv_read_tokens, static_cast<int>(batch.items.size()), batch.prefix_pairs);
   out.duration_s = std::max(terms.total_s, batch.h2d_s);
   out.prefill = prefill;
   out.batch = decoding + static_cast<int>(batch.items.size());

@@ -116,6 +116,7 @@ class Engine {
     };
     std::vector<Item> items;
     double new_tokens = 0, attn_pairs = 0, kv_read_tokens = 0;
+    double prefix_pairs = 0;  // of attn_pairs, those over each request's prefix
     double h2d_s = 0;  // host-to-device load-back time of the admitted prefixes
   };
   // Admission (SGLang's PrefillAdder): the chunked request's next chunk, then

@@ -32,6 +32,7 @@ const std::vector<Coefficient>& coefficients() {
       {"kv_read_scale", &EngineCosts::kv_read_scale, 0.1, 20},
       {"gemm_scale", &EngineCosts::gemm_scale, 0.1, 20},
       {"attention_scale", &EngineCosts::attention_scale, 0.1, 50},
+      {"prefix_attention_scale", &EngineCosts::prefix_attention_scale, 0.1, 50},
       {"moe_half_tokens_per_expert", &EngineCosts::moe_half_tokens_per_expert, 0, 1e5},
       {"moe_layer_step_s", &EngineCosts::moe_layer_step_s, 0, 0.01},
       {"moe_prefill_layer_s", &EngineCosts::moe_prefill_layer_s, 0, 0.1},

@@ -30,7 +30,17 @@
 //   per prefill token:  prefill_token_s (embedding, positions, sampling prep)
 //   scales on the roofline's parts: weight_read_scale (weights streamed),
 //                       kv_read_scale (decode KV read), gemm_scale (GEMM math),
-//                       attention_scale (prefill attention math)
+//                       attention_scale (prefill attention math), and
+//                       prefix_attention_scale on top of it for the part of
+//                       a prefill's attention whose keys lie in the request's
+//                       prefix (cached, or an earlier chunk's): SGLang and
+//                       vLLM run that part as a paged-KV prefill kernel
+//                       (page-table gathers, FP8 KV dequantised per tile,
+//                       split over few query rows when the new part is
+//                       short), far from the dense ragged kernel's rate
+//                       that step-level benchmarks of fresh prompts measure.
+//                       An agentic turn is almost all such attention: 1-4k
+//                       new tokens over a 50-200k cached prefix.
 //   MoE grouped GEMM:   efficiency tpe / (tpe + moe_half_tokens_per_expert),
 //                       tpe = routed tokens per touched expert, on the experts'
 //                       math (few tokens per expert waste the tensor cores)
@@ -96,6 +106,7 @@ struct EngineCosts {
   double kv_read_scale = 1;
   double gemm_scale = 1;
   double attention_scale = 1;
+  double prefix_attention_scale = 1;
   double moe_half_tokens_per_expert = 0;
   double moe_layer_step_s = 0;
   double moe_prefill_layer_s = 0;

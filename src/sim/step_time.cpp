@@ -54,6 +54,10 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   t.state_bytes = 2.0 * s.batch * m_.state_bytes_per_request_rank(p);
   t.flops = (2.0 * m_.active_params * s.tokens + m_.attention_flops(s.tokens, s.attn_pairs)) / p;
   const double attn_flops = m_.attention_flops(s.tokens, s.attn_pairs) / p;
+  // Attention over a prefix runs at its own rate (EngineCosts::prefix_attention_scale):
+  // the prefix's share of the pairs is scaled on top of attention_scale.
+  const double prefix_share = s.attn_pairs > 0 ? std::clamp(s.prefix_pairs / s.attn_pairs, 0.0, 1.0) : 0.0;
+  const double attn_scale = c.attention_scale * (1.0 + (c.prefix_attention_scale - 1.0) * prefix_share);
   // Routed-expert math runs as grouped GEMMs whose efficiency falls with the
   // tokens each touched expert gets: the expert part of the GEMM time is
   // divided by tpe / (tpe + half).
@@ -75,12 +79,12 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
     t.memory_s = c.weight_read_scale * t.weights_bytes / (bw * f_gemm) + c.kv_read_scale * t.kv_bytes / (bw * f_kv) +
                  t.state_bytes / (bw * hw_.eff_hbm);
     t.compute_s = c.gemm_scale * gemm_flops / (hw_.peak_for(m_.compute_dtype) * f_gemm) +
-                  c.attention_scale * attn_flops / attn_rate;
+                  attn_scale * attn_flops / attn_rate;
   } else {
     const double bw = hw_.hbm_bandwidth * hw_.eff_hbm;
     t.memory_s = (c.weight_read_scale * t.weights_bytes + c.kv_read_scale * t.kv_bytes + t.state_bytes) / bw;
     const double gemm = hw_.peak_for(m_.compute_dtype) * hw_.eff_gemm;
-    t.compute_s = c.gemm_scale * gemm_flops / gemm + c.attention_scale * attn_flops / attn_rate;
+    t.compute_s = c.gemm_scale * gemm_flops / gemm + attn_scale * attn_flops / attn_rate;
   }
   t.comm_s = allreduce_s(s.tokens, 2 * (m_.layers_full + m_.layers_linear));
   const bool graph = !s.prefill && s.batch <= cfg_.cuda_graph_max_bs;
@@ -137,8 +141,10 @@ void StepTimeModel::add_spec_decode(StepTerms& t, int batch, double sum_ctx) con
 
 StepTerms StepTimeModel::decode_round(int batch, double sum_ctx) const { return mixed(batch, sum_ctx, 0, 0, 0, 0); }
 
-StepTerms StepTimeModel::prefill(double new_tokens, double attn_pairs, double kv_read_tokens, int batch) const {
+StepTerms StepTimeModel::prefill(double new_tokens, double attn_pairs, double kv_read_tokens, int batch,
+                                 double prefix_pairs) const {
   ForwardShape s;
+  s.prefix_pairs = prefix_pairs;
   s.prefill = true;
   s.batch = batch;
   s.tokens = new_tokens;
@@ -152,7 +158,7 @@ StepTerms StepTimeModel::prefill(double new_tokens, double attn_pairs, double kv
 }
 
 StepTerms StepTimeModel::mixed(int batch, double sum_ctx, double new_tokens, double attn_pairs, double kv_read_tokens,
-                               int prefill_batch) const {
+                               int prefill_batch, double prefix_pairs) const {
   const bool spec = cfg_.spec.enabled && m_.mtp && batch > 0;
   const int n = spec ? cfg_.spec.num_draft_tokens : 1;
   ForwardShape s;
@@ -163,6 +169,7 @@ StepTerms StepTimeModel::mixed(int batch, double sum_ctx, double new_tokens, dou
   s.tokens = static_cast<double>(batch) * n + new_tokens;
   s.kv_read_tokens = sum_ctx + kv_read_tokens;  // tree attention reads each request's KV once per verify
   s.attn_pairs = sum_ctx * n + attn_pairs;
+  s.prefix_pairs = prefix_pairs;
   StepTerms t = target_forward(s);
   if (spec) add_spec_decode(t, batch, sum_ctx);
   if (cfg_.spec.enabled && m_.mtp && new_tokens > 0) t.total_s += draft_forward(new_tokens, kv_read_tokens, prefill_batch).total_s;

@@ -30,6 +30,7 @@ struct ForwardShape {
   double prefill_tokens = 0; // of the tokens, prefill tokens (per-token costs)
   double kv_read_tokens = 0; // context tokens whose KV attention reads (decode: sum of contexts)
   double attn_pairs = 0;     // sum over tokens of the context each attends to (prefill)
+  double prefix_pairs = 0;   // of them, pairs whose key is in a cached or earlier-chunk prefix
 };
 
 struct StepTerms {
@@ -50,12 +51,15 @@ class StepTimeModel {
   // A whole decode round of `batch` requests with `sum_ctx` context tokens:
   // plain decode, or spec (S-1 drafts + verify of N tokens + draft extend).
   StepTerms decode_round(int batch, double sum_ctx) const;
-  StepTerms prefill(double new_tokens, double attn_pairs, double kv_read_tokens, int batch) const;
+  // `prefix_pairs`: the part of `attn_pairs` whose keys lie in the request's
+  // prefix (cached, or computed by an earlier chunk), read from the paged KV.
+  StepTerms prefill(double new_tokens, double attn_pairs, double kv_read_tokens, int batch,
+                    double prefix_pairs = 0) const;
   // One forward mixing decode requests with prefill chunks (vLLM V1's
   // scheduler): `batch` decode requests over `sum_ctx` context tokens, plus
   // prefill work as in prefill().
   StepTerms mixed(int batch, double sum_ctx, double new_tokens, double attn_pairs, double kv_read_tokens,
-                  int prefill_batch) const;
+                  int prefill_batch, double prefix_pairs = 0) const;
 
  private:
   double allreduce_s(double tokens, int count) const;

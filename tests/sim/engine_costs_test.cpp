@@ -115,6 +115,29 @@ TEST(EngineCosts, MoeGroupedGemmEfficiencyFallsWithTokensPerExpert) {
   EXPECT_LT(expert_share, 1.0);  // but not all of it (attention projections, shared layers)
 }
 
+// prefix_attention_scale slows only the attention whose keys are in the
+// request's prefix: a fresh prompt's prefill does not move, and a turn of
+// 2k new tokens over a 100k cached prefix moves by the prefix pairs' math.
+TEST(EngineCosts, PrefixAttentionScaleSlowsOnlyAttentionOverThePrefix) {
+  const auto m = load_model_spec("qwen3-8b");
+  const auto hw = load_hardware_spec("h200");
+  EngineConfig base;
+  EngineConfig slow = base;
+  slow.costs.prefix_attention_scale = 3;
+  const double c = 2048, b = 100000;
+  const double self = c * (c + 1) / 2;
+  // A fresh prompt: no prefix pairs, the same time.
+  EXPECT_DOUBLE_EQ(StepTimeModel(m, hw, base).prefill(c, self, c, 1, 0).total_s,
+                   StepTimeModel(m, hw, slow).prefill(c, self, c, 1, 0).total_s);
+  // Over a prefix: the attention part of compute grows by (3 - 1) x the prefix share.
+  const auto a = StepTimeModel(m, hw, base).prefill(c, c * b + self, b + c, 1, c * b);
+  const auto z = StepTimeModel(m, hw, slow).prefill(c, c * b + self, b + c, 1, c * b);
+  const auto no_attn = StepTimeModel(m, hw, base).prefill(c, 0, b + c, 1, 0);
+  const double attn_s = a.compute_s - no_attn.compute_s;  // the attention math at scale 1
+  ASSERT_GT(attn_s, 0);
+  EXPECT_NEAR(z.compute_s - a.compute_s, 2.0 * attn_s * (c * b) / (c * b + self), 1e-9);
+}
+
 TEST(EngineCosts, ShippedProfilesLoadAndBadOnesAreRejected) {
   for (const auto& name : builtin_engine_cost_names()) EXPECT_NO_THROW(load_engine_costs(name)) << name;
   const auto unknown = write_temp("u.json", R"({"name":"x","coefficients":{"step_ms":1}})");
