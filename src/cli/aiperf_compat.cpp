@@ -92,7 +92,8 @@ AiperfTranslation translate_aiperf_profile(const std::vector<std::string>& in) {
     }
   }
   AiperfTranslation t;
-  t.args = {"replay"};
+  // AIPerf writes over an earlier run's files in its artifact folder.
+  t.args = {"replay", "--overwrite"};
   std::string dataset_dir, tokenizer;
   double duration = -1;
   auto value_of = [&](std::size_t& i) -> std::string {

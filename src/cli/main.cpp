@@ -8,6 +8,7 @@
 #include "cli/aiperf_compat.h"
 #include "cli/calibrate_command.h"
 #include "cli/checkpoint_command.h"
+#include "cli/cli_suggest.h"
 #include "cli/eval_command.h"
 #include "cli/plan_command.h"
 #include "cli/profile_command.h"
@@ -100,6 +101,11 @@ int main(int argc, char** argv) {
     // parse error is a usage error (exit 2, docs/exit-codes.md), not
     // CLI11's internal 104-114, on one line as the other input errors are.
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // A mistyped command or flag: name it and the nearest real one.
+    if (const auto why = cli::explain_unknown_argument(app, args)) {
+      std::fprintf(stderr, "agentperf: error: %s\n", why->c_str());
+      return exit_code::usage;
+    }
     std::fprintf(stderr, "agentperf: error: %s\n", one_line(e.what()).c_str());
     return exit_code::usage;
   }

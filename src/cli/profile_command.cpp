@@ -2,12 +2,15 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <random>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_numbers.h"
 #include "cli/run_descriptions.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/fd_limit.h"
 #include "common/run_control.h"
 #include "common/rng.h"
 #include "load/load_runner.h"
@@ -48,6 +51,13 @@ void add_target_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliText& text) 
       ->group(target)
       ->capture_default_str();
   cmd.add_option("-m,--model", cfg.model, "Model name; default: the first id from GET /v1/models")->group(target);
+  cmd.add_flag("!--no-model-check", cfg.model_check,
+               "Accept a --model that the server's GET /v1/models does not list (a gateway that routes by name)")
+      ->group(target);
+  cmd.add_option("--wait-for-server", cfg.wait_for_server_s,
+                 "Seconds to keep trying a server that is not up yet (refuses connections, or answers 502/503 "
+                 "while loading) before giving up; default 0: fail at once")
+      ->check(seconds_in(0, limits::max_seconds))->group(target);
   cmd.add_flag("--streaming,!--no-streaming", cfg.streaming, "Stream responses over SSE (default on)")->group(target);
   cmd.add_option("-H,--header", text.headers, "Extra request header 'Name: value' (repeatable)")->group(target);
   cmd.add_option("--api-key", cfg.api_key, "Sent as 'Authorization: Bearer KEY'")->group(target);
@@ -81,7 +91,12 @@ void add_load_options(CLI::App& cmd, LoadConfig& cfg, ProfileCliText& text) {
       ->transform(int_in(0, limits::max_request_count))->group(load)->capture_default_str();
   cmd.add_option("--workers", cfg.workers, "Client event loops (threads)")
       ->transform(int_in(1, limits::max_workers))->group(load)->capture_default_str();
-  cmd.add_option("--random-seed", cfg.seed, "Seed for prompts and arrival times")->check(uint64_any())->group(load)->capture_default_str();
+  cmd.add_option("--random-seed", cfg.seed,
+                 "Seed for prompts and arrival times (default: a fresh seed per measured run, printed and recorded as "
+                 "random_seed, so a run never meets the previous run's prompts in the server's prefix cache; "
+                 "`sim predict` uses 0)")
+      ->each([&given = cfg.seed_given](const std::string&) { given = true; })
+      ->check(uint64_any())->group(load);
   cmd.add_option("--failed-request-threshold", cfg.failed_request_threshold,
                  "Stop the run when the error ratio exceeds this (0..1]; 1 = never")
       ->check(real_in(0, 1, true))->group(load)->capture_default_str();
@@ -150,8 +165,14 @@ void add_output_options(CLI::App& cmd, RunOutputConfig& cfg) {
       ->group(output);
   cmd.add_option("--server-metrics-interval", cfg.server_metrics_interval_s, "Seconds between scrapes")
       ->check(positive_seconds_up_to(limits::max_interval_s))->group(output)->capture_default_str();
-  cmd.add_option("-o,--artifact-dir,--output-artifact-dir", cfg.artifact_dir, "Directory for result files")
-      ->group(output)->capture_default_str();
+  cmd.add_option("-o,--artifact-dir,--output-artifact-dir", cfg.artifact_dir,
+                 "Folder for result files (default: a new folder per run under artifacts/, named as AIPerf names it "
+                 "plus the start time; artifacts/latest links to it)")
+      ->each([&given = cfg.artifact_dir_given](const std::string&) { given = true; })
+      ->group(output);
+  cmd.add_flag("--overwrite", cfg.overwrite,
+               "Replace the results of an earlier run in -o (without it, a folder that holds results is refused)")
+      ->group(output);
   cmd.add_flag("-q,--quiet", cfg.quiet, "No progress line")->group(output);
   cmd.add_option("--progress-interval", cfg.progress_interval_s, "Seconds between progress updates")
       ->check(positive_seconds_up_to(limits::max_interval_s))->group(output)->capture_default_str();
@@ -219,6 +240,29 @@ void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const RunOutputConf
   s.reset();
 }
 
+namespace {
+std::string number_text(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+}  // namespace
+
+std::unique_ptr<OutputFolder> open_run_folder(RunOutputConfig& out, const std::string& model, EndpointType endpoint,
+                                              const std::string& load, const std::string& cli_command) {
+  if (!out.artifact_dir_given) out.artifact_dir = default_run_folder(out.artifact_dir, model, endpoint_type_name(endpoint), load).string();
+  auto folder = std::make_unique<OutputFolder>(out.artifact_dir, out.overwrite, cli_command);
+  if (!out.quiet && !out.artifact_dir_given)
+    std::fprintf(stderr, "agentperf: results go to %s (a new folder for this run; -o chooses one)\n", out.artifact_dir.c_str());
+  return folder;
+}
+
+void mark_latest_run(const RunOutputConfig& out) {
+  if (out.artifact_dir_given) return;
+  const std::filesystem::path dir(out.artifact_dir);
+  link_latest_run(dir.parent_path(), dir);
+}
+
 int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescription description) {
   if (!cfg.request_count && !cfg.duration_s) {
     const double base = cfg.concurrency ? 10.0 * *cfg.concurrency : 10.0 * cfg.request_rate.value_or(10);
@@ -228,20 +272,18 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescriptio
                    static_cast<long long>(*cfg.request_count));
   }
   cfg.validate();
-
-  std::error_code ec;
-  std::filesystem::create_directories(cfg.artifact_dir, ec);
-  if (ec) throw UserError("cannot create --artifact-dir '" + cfg.artifact_dir + "': " + ec.message());
-  const std::filesystem::path dir(cfg.artifact_dir);
-  {
-    // Requests the run may send: the count, or a generous guess for a
-    // duration (10 requests/s per concurrent user or the open-loop rate).
-    const double per_s = cfg.request_rate ? *cfg.request_rate : 10.0 * cfg.concurrency.value_or(1);
-    const auto expected = static_cast<std::uint64_t>(
-        cfg.request_count ? static_cast<double>(*cfg.request_count + cfg.warmup_request_count)
-                          : std::min(1e9, per_s * cfg.duration_s.value_or(0) + static_cast<double>(cfg.warmup_request_count)));
-    check_free_disk(dir, estimate_result_bytes(expected, static_cast<std::uint64_t>(cfg.osl.mean)),
-                    "the results of ~" + std::to_string(expected) + " requests");
+  // A socket per request in flight: raise the soft open-file limit, and
+  // refuse a closed loop that cannot fit (common/fd_limit.h).
+  if (cfg.concurrency) check_open_file_budget(static_cast<std::uint64_t>(*cfg.concurrency),
+                                              "--concurrency " + std::to_string(*cfg.concurrency));
+  else raise_open_file_limit();
+  if (!cfg.seed_given) {
+    // 53 bits: the seed round-trips through JSON readers that hold doubles.
+    std::random_device rd;
+    cfg.seed = ((static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ static_cast<std::uint64_t>(wall_ns())) & ((1ULL << 53) - 1);
+    if (!cfg.quiet)
+      std::fprintf(stderr, "agentperf: prompts from seed %llu, new for this run (--random-seed %llu repeats them)\n",
+                   static_cast<unsigned long long>(cfg.seed), static_cast<unsigned long long>(cfg.seed));
   }
 
   const ServedModel served = preflight_served_model(cfg);
@@ -257,6 +299,22 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescriptio
     }
     check_token_ids_fit(cfg.token_id_min, cfg.token_id_max, served, "--token-id-range");
   }
+  const auto folder = open_run_folder(cfg, served.id, cfg.endpoint_type,
+                                      cfg.request_rate ? "request_rate" + number_text(*cfg.request_rate)
+                                                       : "concurrency" + std::to_string(cfg.concurrency.value_or(1)),
+                                      cli_command);
+  const std::filesystem::path dir(cfg.artifact_dir);
+  {
+    // Requests the run may send: the count, or a generous guess for a
+    // duration (10 requests/s per concurrent user or the open-loop rate).
+    const double per_s = cfg.request_rate ? *cfg.request_rate : 10.0 * cfg.concurrency.value_or(1);
+    const auto expected = static_cast<std::uint64_t>(
+        cfg.request_count ? static_cast<double>(*cfg.request_count + cfg.warmup_request_count)
+                          : std::min(1e9, per_s * cfg.duration_s.value_or(0) + static_cast<double>(cfg.warmup_request_count)));
+    check_free_disk(dir, estimate_result_bytes(expected, static_cast<std::uint64_t>(cfg.osl.mean)),
+                    "the results of ~" + std::to_string(expected) + " requests");
+  }
+
   const std::string& model = served.id;
   if (!cfg.quiet)
     std::fprintf(stderr, "agentperf: profiling %s%s (model %s, %s)\n", cfg.url.c_str(), cfg.endpoint_path().c_str(),
@@ -286,13 +344,16 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescriptio
   in.verdict = &verdict;
   in.records_error = records_error;
   in.benchmark_id = benchmark_id;
+  in.expect_no_cached_prompts = cfg.prefix_length == 0 && cfg.num_prefix_groups == 0;
   description.served_model = served.id;
   if (cfg.concurrency) description.concurrency = *cfg.concurrency;
   if (cfg.request_rate) description.request_rate = *cfg.request_rate;
   description.workload = synthetic_workload(cfg);
   in.description = description;
   nlohmann::ordered_json agg = build_aggregate(result.records, in);
-  return finish_measured_run(agg, verdict, dir, records_error, cfg.quiet);
+  const int code = finish_measured_run(agg, verdict, dir, records_error, cfg.quiet);
+  mark_latest_run(cfg);
+  return code;
 }
 
 int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& verdict, const std::filesystem::path& dir,

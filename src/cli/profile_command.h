@@ -2,6 +2,7 @@
 // synthetic prompts in closed-loop (--concurrency) or open-loop
 // (--request-rate) mode, and write AIPerf-compatible results.
 #pragma once
+#include "common/output_folder.h"
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -44,6 +45,16 @@ void finish_profile_options(ProfileConfig& cfg, const ProfileCliText& text);
 // Server-metrics scraping around a run (null when not asked for).
 std::unique_ptr<MetricsScraper> start_server_metrics(const ClientConfig& client, const RunOutputConfig& out);
 void stop_server_metrics(std::unique_ptr<MetricsScraper>& s, const RunOutputConfig& out);
+
+// The run's result folder, locked for the run (common/output_folder.h): -o
+// as given, or a new folder under it named for the model, endpoint and load
+// (`out.artifact_dir` is set to it). Throws UserError (exit 2) when the
+// folder is in use or holds results without --overwrite.
+std::unique_ptr<OutputFolder> open_run_folder(RunOutputConfig& out, const std::string& model,
+                                              EndpointType endpoint, const std::string& load,
+                                              const std::string& cli_command);
+// After a run into a default folder: artifacts/latest points at it.
+void mark_latest_run(const RunOutputConfig& out);
 
 // Runs the benchmark described by cfg; returns the process exit code
 // (common/run_control.h). `description`: what the caller knows of the

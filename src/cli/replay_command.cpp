@@ -14,6 +14,7 @@
 #include "cli/replay_options.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/fd_limit.h"
 #include "common/run_control.h"
 #include "common/rng.h"
 #include "load/load_runner.h"
@@ -80,20 +81,12 @@ std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
 int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   if (!rc.cmd->parsed()) return -1;
   finish_client_options(rc.client, rc.text);
+  // At least a socket per lane (subagents add more while they run).
+  check_open_file_budget(static_cast<std::uint64_t>(rc.cfg.lanes), "--lanes " + std::to_string(rc.cfg.lanes));
   trace::LoadStats stats;
   auto traces = load_replay_traces(rc.traces, rc.cfg, rc.output.quiet, stats);
-  std::error_code ec;
-  std::filesystem::create_directories(rc.output.artifact_dir, ec);
-  if (ec) throw UserError("cannot create --artifact-dir '" + rc.output.artifact_dir + "': " + ec.message());
-  const std::filesystem::path dir(rc.output.artifact_dir);
-  {
-    // A generous guess: every lane sends a request every 2 s of --duration.
-    const auto expected = static_cast<std::uint64_t>(std::min(1e9, rc.cfg.lanes * rc.cfg.duration_s / 2 + 1));
-    check_free_disk(dir, estimate_result_bytes(expected, 500), "the results of up to ~" + std::to_string(expected) + " requests");
-  }
   const ServedModel served = preflight_served_model(rc.client);
   const std::string& model = served.id;
-  rc.client.model = model;
   if (rc.client.uses_token_ids()) {
     if (rc.client.token_id_range_given) {
       try {
@@ -104,6 +97,15 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
     }
     check_token_ids_fit(rc.cfg.token_ids.min, rc.cfg.token_ids.max_exclusive(), served, "--token-id-range");
   }
+  const auto folder = open_run_folder(rc.output, model, rc.client.endpoint_type,
+                                      "concurrency" + std::to_string(rc.cfg.lanes), cli_command);
+  const std::filesystem::path dir(rc.output.artifact_dir);
+  {
+    // A generous guess: every lane sends a request every 2 s of --duration.
+    const auto expected = static_cast<std::uint64_t>(std::min(1e9, rc.cfg.lanes * rc.cfg.duration_s / 2 + 1));
+    check_free_disk(dir, estimate_result_bytes(expected, 500), "the results of up to ~" + std::to_string(expected) + " requests");
+  }
+  rc.client.model = model;
   rc.cfg.client = rc.client;
   rc.cfg.output = rc.output;
   Rng id_rng(mix_seed(rc.cfg.seed, static_cast<std::uint64_t>(wall_ns())));
@@ -127,6 +129,10 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   info.traces = &traces;
   for (const auto& kv : rc.inferencex_env) info.inferencex_env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   apply_describe(rc.text.describe, info.description);  // over the InferenceX variables, which fill only what is unset
+  resolve_replay_gpus(rc.traces, info.inferencex_env, info);
+  if (!rc.output.quiet)
+    std::fprintf(stderr, "agentperf: throughput per GPU over %d GPU%s (%s)\n", info.gpus, info.gpus == 1 ? "" : "s",
+                 info.description.gpus_source->c_str());
   {
     std::ifstream f(dir / "server_metrics_export.json");
     if (f) {
@@ -159,8 +165,10 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
     const auto path = replay::write_inferencex_result(dir, agg, rc.cfg, info);
     if (!path.empty() && !rc.output.quiet) std::fprintf(stderr, "agentperf: InferenceX result: %s\n", path.string().c_str());
   }
-  return finish_measured_run(agg.json, verdict, dir, info.records_error, rc.output.quiet,
-                             [&] { print_replay_lines(agg.inferencex, res); });
+  const int code = finish_measured_run(agg.json, verdict, dir, info.records_error, rc.output.quiet,
+                                       [&] { print_replay_lines(agg.inferencex, res); });
+  mark_latest_run(rc.output);
+  return code;
 }
 
 }  // namespace agentperf::cli

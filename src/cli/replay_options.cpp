@@ -1,10 +1,12 @@
 #include "cli/replay_options.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/cli_numbers.h"
 #include "common/error.h"
 #include "load/profile_config.h"
+#include "metrics/inferencex_aggregate.h"
 #include "metrics/progress.h"
 
 namespace agentperf::cli {
@@ -43,8 +45,11 @@ void add_replay_schedule_options(CLI::App& cmd, replay::ReplayConfig& cfg, Repla
   cmd.add_flag("--256k", t.load.variant_256k, "Drop calls with in+out > 256,000")->group(g);
   cmd.add_option("--num-dataset-entries", t.entries, "Use the first N traces")
       ->transform(int_in(1, 1'000'000'000))->group(g);
-  cmd.add_option("--gpus", t.gpus, "GPUs behind the endpoint (throughput per GPU)")
-      ->transform(int_in(1, 1'000'000))->capture_default_str()->group(g);
+  cmd.add_option("--gpus", t.gpus,
+                 "GPUs behind the endpoint, for throughput per GPU (default: the deployment's, from InferenceX's "
+                 "TP/PP/PCP or disaggregated-worker variables or --describe tp=,dp=; else 1)")
+      ->each([&given = t.gpus_given](const std::string&) { given = true; })
+      ->transform(int_in(1, 1'000'000))->group(g);
   auto* w = "Warmup";
   cmd.add_flag("!--no-warmup", cfg.warmup, "Start every lane at turn 0, with no t* snapshot, primers or pressure requests")
       ->group(w);
@@ -88,6 +93,32 @@ replay::ReplayRunInfo replay_run_info(const ReplayTraceOptions& opts, const trac
   info.cli_command = cli_command;
   info.variant_256k = opts.load.variant_256k;
   return info;
+}
+
+void resolve_replay_gpus(const ReplayTraceOptions& opts, const InferenceXEnv& env_overrides,
+                         replay::ReplayRunInfo& info) {
+  auto set = [&](int n, const std::string& source) {
+    info.gpus = std::max(1, n);
+    info.description.gpus = info.gpus;
+    info.description.gpus_source = source;
+  };
+  if (opts.gpus_given) return set(opts.gpus, "--gpus");
+  if (info.description.gpus) return set(*info.description.gpus, "--describe gpus");
+  InferenceXEnv env = inferencex_env_from_process();
+  for (const auto& [k, v] : env_overrides) env[k] = v;
+  auto has = [&](const char* k) { return env.count(k) && !env.at(k).empty(); };
+  if (has("TP") || has("PREFILL_TP") || has("DECODE_TP")) {
+    try {
+      const int n = inferencex_num_gpus(env);
+      if (n > 0)
+        return set(n, has("TP") && !has("PREFILL_TP") ? "InferenceX variables (TP x PP_SIZE x PCP_SIZE)"
+                                                      : "InferenceX variables (prefill and decode workers x TP x PP x PCP)");
+    } catch (const std::exception& e) {
+      throw UserError(std::string("InferenceX variables: ") + e.what());
+    }
+  }
+  if (info.description.tp) return set(*info.description.tp * info.description.dp.value_or(1), "--describe tp x dp");
+  set(1, "unknown: 1 assumed (pass --gpus N)");
 }
 
 void print_replay_lines(const InferenceXHeadline& ix, const replay::ReplayResult& res) {

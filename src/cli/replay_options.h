@@ -20,6 +20,7 @@ struct ReplayTraceOptions {
   trace::LoadOptions load;
   std::int64_t max_context = 0, entries = 0;
   int gpus = 1;
+  bool gpus_given = false;  // --gpus was passed (else the deployment's count, when known)
 };
 
 // --traces and its filters, the idle caps, cache-bust, routing headers,
@@ -35,6 +36,15 @@ void add_replay_schedule_options(CLI::App& cmd, replay::ReplayConfig& cfg, Repla
 // the filters leave none.
 std::vector<trace::WekaTrace> load_replay_traces(ReplayTraceOptions& opts, const replay::ReplayConfig& cfg, bool quiet,
                                                  trace::LoadStats& stats);
+
+// The GPUs behind the endpoint, for per-GPU throughput: --gpus; else what
+// the InferenceX variables say (TP x PP x PCP, or the disaggregated
+// workers', as process_agentic_result counts them), from the process
+// environment or `env_overrides` (--inferencex-env, a recipe); else the
+// description's TP x DP (--describe tp=...); else 1, said to be unknown.
+// Sets info.gpus and info.description.gpus/gpus_source.
+void resolve_replay_gpus(const ReplayTraceOptions& opts, const InferenceXEnv& env_overrides,
+                         replay::ReplayRunInfo& info);
 
 // What the result files say of the run's traces and command line.
 replay::ReplayRunInfo replay_run_info(const ReplayTraceOptions& opts, const trace::LoadStats& stats,

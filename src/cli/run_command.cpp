@@ -31,14 +31,9 @@ std::shared_ptr<RunCommand> add_run_command(CLI::App& app) {
   // Defaults of the main job: small, finishes in seconds.
   rc->cfg.concurrency = 8;
   rc->cfg.request_count = 200;
-  rc->cfg.isl = {512, 0, 1};
-  rc->cfg.osl = {64, 0, 1};
   rc->cfg.warmup_request_count = 8;
   rc->cfg.server_metrics = true;  // the report then shows the engine's queue, KV usage and cache hits
-  rc->text.endpoint_type = "completions";
   rc->cfg.url = "";
-  rc->engine.model = "qwen3-8b";
-  rc->engine.hardware = "h200";
   add_profile_options(*rc->cmd, rc->cfg, rc->text);
   add_sim_engine_options(*rc->cmd, rc->engine);
   rc->cmd->add_option("--time-scale", rc->time_scale, "Embedded simulator: run this many times faster than real time")
@@ -51,7 +46,8 @@ bool run_command_selected(const RunCommand& rc) { return rc.cmd->parsed(); }
 namespace {
 // What a first run has just done, once, in words (docs/run.md says more).
 void print_run_epilogue(const RunCommand& rc, double predicted_ttft_ms) {
-  const std::string dir = rc.cfg.artifact_dir;
+  // The run wrote into a folder of its own unless -o named one; latest links to it.
+  const std::string dir = rc.cfg.artifact_dir_given ? rc.cfg.artifact_dir : rc.cfg.artifact_dir + "/latest";
   std::printf(
       "\nWhat this was:\n"
       "  Measured: agentperf's client against the embedded simulator (%s on %s, TP%d) over HTTP, as against a real\n"

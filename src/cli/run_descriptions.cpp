@@ -22,6 +22,7 @@ RunDescription describe_sim_engine(const SimEngineOptions& engine) {
   d.hardware = engine.hardware;
   d.tp = engine.cfg.tp;
   d.gpus = engine.cfg.tp;
+  d.gpus_source = "the simulated engine's TP";
   d.engine = "agentperf-sim";
   d.engine_version = std::string(version());
   d.kv_offload = engine.cfg.hicache.enabled ? "hicache" : "none";

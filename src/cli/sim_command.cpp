@@ -93,6 +93,7 @@ RunDescription describe_prediction(const SimCommand& sc) {
   if (sc.dp > 1) {
     d.dp = sc.dp;
     d.gpus = sc.dp * sc.predict_engine.cfg.tp;
+    d.gpus_source = "the simulated deployment (TP x --dp)";
   }
   return d;
 }
@@ -142,8 +143,10 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   // Throughput per GPU is over the simulated deployment's GPUs (DP engines x
   // TP) unless --gpus says otherwise, the same on the console, in the files
   // and in the report's run description.
-  if (sc.predict->get_option("--gpus")->count() == 0) info.gpus = sc.dp * sc.predict_engine.cfg.tp;
+  const bool gpus_given = sc.predict->get_option("--gpus")->count() > 0;
+  if (!gpus_given) info.gpus = sc.dp * sc.predict_engine.cfg.tp;
   info.description.gpus = info.gpus;
+  info.description.gpus_source = gpus_given ? "--gpus" : "the simulated deployment (TP x --dp)";
   const RunVerdict verdict = replay::judge_replay(res.replay, 0.10);
   auto agg = replay::build_replay_aggregate(res.replay, cfg, info, verdict);
   agg.json["input_config"]["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},
@@ -295,7 +298,7 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
 
   sc->serve = sc->sim->add_subcommand("serve", "Serve the simulated engine over OpenAI-compatible HTTP");
   add_sim_engine_options(*sc->serve, sc->serve_engine);
-  sc->serve_opts.port = 30000;
+  sc->serve_opts.port = defaults::kServerPort;  // where profile and replay look (common/defaults.h)
   sc->serve->add_option("--host", sc->serve_opts.host, "Address to bind")->capture_default_str()->group("Server");
   sc->serve->add_option("--port", sc->serve_opts.port, "Port (0 = any free port)")
       ->transform(int_in(0, 65535))->capture_default_str()->group("Server");

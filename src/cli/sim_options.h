@@ -1,6 +1,7 @@
 // Engine flags shared by `sim serve`, `sim predict` and `run`, named after
 // SGLang's server arguments.
 #pragma once
+#include "common/defaults.h"
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -11,8 +12,8 @@
 namespace agentperf::cli {
 
 struct SimEngineOptions {
-  std::string model = "qwen3-32b";
-  std::string hardware = "h200";
+  std::string model = defaults::kModelSpec;
+  std::string hardware = defaults::kHardware;
   std::string hardware_profile;  // measured profile (agentperf calibrate); empty: the spec's efficiencies
   std::string engine_profile;    // engine costs (sim/engine_costs.h); empty: the shipped profile of --scheduler
   std::string scheduler = "sglang";

@@ -185,7 +185,8 @@ int execute_sweep_command(SweepCommand& sc) {
     }
     // SIGINT/SIGTERM: the point in progress stops (its replay gives in-flight
     // requests the grace period), is stored as interrupted, and the sweep
-    // ends with 130/143; a second signal exits at once.
+    // ends with 130/143; a second signal cancels its in-flight requests at
+    // once, a third exits (common/run_control.h).
     install_stop_signal_handlers();
     const auto res = sweep::run_sweep(o);
     if (!o.quiet) print_table(res.rows, res.frontier);

@@ -37,6 +37,16 @@ inline constexpr int kBurstRead = 4;
 // The warning of a request whose content events arrived mostly in bursts
 // (at least half of 8 or more).
 inline constexpr const char* kBurstyWarning = "bursty_delivery";
+// A 200 stream that ended (the server closed it cleanly) with neither a
+// `data: [DONE]` nor a finish_reason: the answer may be cut short, and its
+// latency and OSL are those of what arrived.
+inline constexpr const char* kNoDoneWarning = "stream_ended_without_done";
+// The server's usage.completion_tokens cannot be true: more than the
+// request's max_tokens, or far more than the stream carried (over 1,000
+// tokens per content event; engines stream at most tens per event). OSL
+// and throughputs built on it are then wrong.
+inline constexpr const char* kUsageOverMaxTokensWarning = "usage_over_max_tokens";
+inline constexpr const char* kUsageOverStreamWarning = "usage_over_streamed_content";
 
 struct RequestRecord {
   // identity
@@ -76,6 +86,7 @@ struct RequestRecord {
   int http_status = 0;
   bool streamed = false;
   bool saw_done = false;
+  bool saw_finish_reason = false;  // a choice carried a non-null finish_reason
   int content_events = 0;    // events with non-empty visible content
   // Content events that arrived in bursts (kBurstRead or more within 100 us
   // of each other): a proxy or a server that holds the stream and releases

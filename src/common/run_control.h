@@ -17,9 +17,17 @@
 //
 // Stop requests: the first SIGINT or SIGTERM asks every running measurement
 // to stop sending, give in-flight requests the grace period, and write its
-// partial results; a second signal exits at once (the records already
-// streamed to profile_export.jsonl stay on disk). The handler only stores an
-// atomic, so it is async-signal-safe; runners poll stop_requested().
+// partial results. A second signal (`timeout` relays one to the group, and
+// an impatient Ctrl-C is common) cancels what is in flight at once, but the
+// run still writes every record (the cancelled ones as cancelled) and its
+// aggregate, marked complete: false. Signals within 250 ms of the last
+// counted one are the same request (`timeout` relays one Ctrl-C to its
+// child and again to the group: three deliveries within a millisecond).
+// Only a third signal exits at once,
+// without the aggregate (records already streamed to profile_export.jsonl
+// stay on disk). The handler only stores atomics (and write(2)s a line), so
+// it is async-signal-safe; runners poll stop_requested() and
+// cancel_requested().
 #pragma once
 #include <string>
 
@@ -43,6 +51,9 @@ void install_stop_signal_handlers();
 // or kStopRequestedInProcess for a programmatic request.
 int stop_signal() noexcept;
 inline bool stop_requested() noexcept { return stop_signal() != 0; }
+// A second signal came: cancel in-flight requests now instead of waiting
+// for the grace period.
+bool cancel_requested() noexcept;
 inline constexpr int kStopRequestedInProcess = -1;
 
 // Raises a stop as a signal would (tests, a sweep's own stop).

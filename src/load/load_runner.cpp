@@ -373,14 +373,17 @@ struct LoadRunner::Impl {
         }
         if (!cfg.quiet && counters.in_flight.load() > 0)
           std::fprintf(stderr, "\nagentperf: %s: sending stopped; waiting up to %.3g s for %lld requests in flight "
-                               "(a second signal exits at once)\n",
+                               "(a second signal cancels them at once)\n",
                        abort_reason.c_str(), cfg.grace_period_s, static_cast<long long>(counters.in_flight.load()));
       }
-      if (signal_seen && monotonic_ns() >= signal_grace_deadline) {
+      if (signal_seen && signal_grace_deadline != std::numeric_limits<std::int64_t>::max() &&
+          (monotonic_ns() >= signal_grace_deadline || cancel_requested())) {
+        const char* why = cancel_requested() ? "cancelled: a second signal during the grace period"
+                                             : "cancelled: the grace period after the stop request expired";
         signal_grace_deadline = std::numeric_limits<std::int64_t>::max();
         for (auto& wp : workers) {
           Worker* w = wp.get();
-          asio::post(w->io, [this, w] { cancel_in_flight(*w, "cancelled: the grace period after the stop request expired"); });
+          asio::post(w->io, [this, w, why] { cancel_in_flight(*w, why); });
         }
       }
       std::string reason;
@@ -497,6 +500,15 @@ void check_token_ids_fit(int min, int max, const ServedModel& served, const std:
 
 ServedModel preflight_served_model(const ClientConfig& cfg) {
   const auto url = net::parse_url(cfg.url);
+  {
+    // A base URL that ends in /v1 (as OpenAI clients take it) makes every
+    // path /v1/v1/...: name the fix instead of the 404 that follows.
+    std::string p = url.path;
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    if (p.size() >= 3 && p.compare(p.size() - 3, 3, "/v1") == 0)
+      throw UserError("--url " + cfg.url + " ends in /v1, and agentperf adds /v1/... itself (it would ask for " +
+                      p + "/v1/models); pass --url " + url.origin() + p.substr(0, p.size() - 3));
+  }
   // A server that accepts connections but does not answer yet (still
   // loading weights) must not hold the run for --request-timeout (6 hours
   // by default): short probes, each said on stderr, then a clear error.
@@ -530,8 +542,30 @@ ServedModel preflight_served_model(const ClientConfig& cfg) {
                       std::to_string(kProbes) + " tries of " + fmt_seconds(probe_s) +
                       ": is it still loading? Start the run once it answers");
   }
+  if (cfg.wait_for_server_s > 0 && ((res.error && res.status == 0) || res.status == 502 || res.status == 503)) {
+    // --wait-for-server: a server still starting (connection refused, or a
+    // gateway's 502/503 while the engine loads) is asked again every second.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(cfg.wait_for_server_s);
+    std::fprintf(stderr, "agentperf: waiting up to %s for %s to answer GET %s\n", fmt_seconds(cfg.wait_for_server_s).c_str(),
+                 url.origin().c_str(), req.path.c_str());
+    while (((res.error && res.status == 0) || res.status == 502 || res.status == 503) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      asio::io_context io(1);
+      auto opts = client_options(cfg);
+      opts.request_timeout = probe_timeout;
+      opts.connect_attempts = 1;
+      net::HttpClient client(io, url, opts);
+      client.resolve();
+      auto fut = asio::co_spawn(io, client.fetch(req), asio::use_future);
+      io.run();
+      res = fut.get();
+    }
+  }
   if (res.error && res.status == 0)
-    throw UserError("server at " + url.origin() + " is not reachable: " + res.error->message);
+    throw UserError("server at " + url.origin() + " is not reachable: " + res.error->message +
+                    (cfg.wait_for_server_s > 0 ? " (waited " + fmt_seconds(cfg.wait_for_server_s) + ")"
+                                               : std::string(" (start it first, or pass --wait-for-server SECONDS)")));
   if (res.error) throw UserError("GET " + url.origin() + req.path + ": " + res.error->message);
   ServedModel served;
   auto body = res.status == 200 ? nlohmann::json::parse(res.body, nullptr, false) : nlohmann::json();
@@ -539,6 +573,21 @@ ServedModel preflight_served_model(const ClientConfig& cfg) {
                       body["data"][0].is_object() && body["data"][0].contains("id") && body["data"][0]["id"].is_string();
   if (!cfg.model.empty()) {
     served.id = cfg.model;
+    if (listed && cfg.model_check) {
+      // A name the server does not serve would be recorded as the served
+      // model, and most servers answer it with 404s (or serve another).
+      std::string ids;
+      bool found = false;
+      for (const auto& m : body["data"]) {
+        if (!m.is_object() || !m.contains("id") || !m["id"].is_string()) continue;
+        const std::string id = m["id"].get<std::string>();
+        found = found || id == cfg.model;
+        ids += (ids.empty() ? "" : ", ") + id;
+      }
+      if (!found)
+        throw UserError("--model " + cfg.model + ": GET " + url.origin() + req.path + " lists " + ids +
+                        ", not this name; pass one of those, or --no-model-check for a gateway that routes by name");
+    }
   } else if (res.status != 200) {
     throw UserError("could not discover the model: GET " + req.path + " answered HTTP " + std::to_string(res.status) +
                     "; pass --model NAME");

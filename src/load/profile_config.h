@@ -3,6 +3,7 @@
 // run's output. `profile` takes all three (ProfileConfig); `replay` and
 // `eval` take the client and output parts and bring their own load.
 #pragma once
+#include "common/defaults.h"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,10 +50,12 @@ struct LengthDistribution {
 // `profile`, `replay` and `eval` all take this part.
 struct ClientConfig {
   // target
-  std::string url = "http://127.0.0.1:8000";
+  std::string url = defaults::kServerUrl;
   std::string endpoint;  // empty = default path of endpoint_type
   EndpointType endpoint_type = EndpointType::chat;
   std::string model;     // empty = first model from /v1/models
+  bool model_check = true;  // a --model that GET /v1/models does not list is an error (--no-model-check)
+  double wait_for_server_s = 0;  // --wait-for-server: keep trying to reach the server this long
   bool streaming = true;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string api_key;
@@ -86,7 +89,11 @@ struct RunOutputConfig {
   std::string server_metrics_url;
   double server_metrics_interval_s = 1.0;
 
+  // The result folder. Unless -o names one (artifact_dir_given), a run
+  // writes into a folder of its own under this base (common/output_folder.h).
   std::string artifact_dir = "artifacts";
+  bool artifact_dir_given = false;
+  bool overwrite = false;  // --overwrite: replace an earlier run's results in -o
   bool quiet = false;
   double progress_interval_s = 1.0;
 
@@ -106,11 +113,15 @@ struct LoadConfig {
   std::int64_t warmup_request_count = 0;
   int workers = 1;
   std::uint64_t seed = 0;
+  // --random-seed was given. Without it a measured run draws a fresh seed
+  // (and records it), so back-to-back runs never send a server the prompts
+  // its prefix cache still holds from the previous run.
+  bool seed_given = false;
   double failed_request_threshold = 1.0;  // abort once the error ratio exceeds it (1 = never)
   double max_error_rate = 0.0;            // validity: failed/all profiling requests allowed (exit 1 above)
 
-  LengthDistribution isl{550, 0, 1};
-  LengthDistribution osl{150, 0, 1};
+  LengthDistribution isl{defaults::kInputTokens, 0, 1};
+  LengthDistribution osl{defaults::kOutputTokens, 0, 1};
   int prefix_length = 0;
   int num_prefix_groups = 0;
 

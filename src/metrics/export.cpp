@@ -1,5 +1,9 @@
 #include "metrics/export.h"
 
+#include <unordered_map>
+
+#include "metrics/confidence.h"
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -197,6 +201,9 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   };
   std::vector<Ratio> ratios;
   bool any_ttft = false, any_isl = false;
+  std::vector<CiObservation> ci_obs;
+  std::unordered_map<std::string, std::size_t> ci_units;
+  bool ci_trees = false;
 
   for (const auto& r : records) {
     if (r.phase != Phase::profiling) {
@@ -214,6 +221,20 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
     }
     ++ok;
     const RecordMetrics m = compute_metrics(r);
+    {
+      // The resampling unit of the intervals: a replay's session tree, else the request.
+      std::size_t unit;
+      if (!r.root_correlation_id.empty()) {
+        auto [it, fresh] = ci_units.emplace(r.root_correlation_id, ci_units.size());
+        unit = it->second;
+        ci_trees = true;
+      } else {
+        unit = ci_units.size();
+        ci_units.emplace("#" + std::to_string(ok), unit);
+      }
+      ci_obs.push_back({unit, m.ttft_ms, m.itl_ms, m.request_latency_ms, static_cast<double>(m.isl.value_or(0)),
+                        static_cast<double>(m.osl.value_or(0))});
+    }
     if (m.request_latency_ms) {
       auto as_d = [](const std::optional<std::int64_t>& x) {
         return x ? std::optional<double>(static_cast<double>(*x)) : std::nullopt;
@@ -319,6 +340,17 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   agg["token_sources"] = {{"input_sequence_length", isl_sources}, {"output_sequence_length", osl_sources}};
 
   agg["warning_summary"] = warnings;
+  // More than 5 % of prompt tokens served from a prefix cache that this run
+  // did not warm: the numbers are those of a cache hit, not of the load asked.
+  if (in.expect_no_cached_prompts && any_cached && sum_usage_prompt > 0 && sum_cached > 0.05 * sum_usage_prompt) {
+    const double share = sum_cached / sum_usage_prompt;
+    agg["unexpected_prefix_cache"] = {
+        {"cached_prompt_share", share},
+        {"message", "the server reported " + std::to_string(static_cast<int>(std::lround(100 * share))) +
+                        " % of prompt tokens as cached although this run sends no shared prefix: its prompts were "
+                        "already in the server's prefix cache (an earlier run with the same --random-seed?), so TTFT "
+                        "and throughput are those of cache hits"}};
+  }
   const RunResult* run = in.run;
   if (ok > 0) {
     agg["start_time"] = iso_local(first_start_wall);
@@ -345,6 +377,29 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
                      {"stale_connections_dropped", run->client.stale_dropped},
                      {"requests_retried", run->client.retries},
                      {"records_with_retry", retried}};
+  {
+    CiOptions co;
+    co.trees = ci_trees;
+    co.duration_s = ok >= 2 ? duration_s : 0.0;
+    co.seed = std::hash<std::string>{}(in.benchmark_id);
+    nlohmann::json ci = confidence_intervals(ci_obs, ci_units.size(), co);
+    if (!ci.is_null()) {
+      // Headline intervals wider than 20 % of their value are named.
+      nlohmann::json wide = nlohmann::json::array();
+      auto check = [&](const std::string& name, const nlohmann::json& iv, double value) {
+        if (iv.is_array() && value != 0 && (iv[1].get<double>() - iv[0].get<double>()) > co.wide_ratio * std::fabs(value))
+          wide.push_back(name);
+      };
+      for (const char* metric : {"time_to_first_token", "inter_token_latency", "request_latency"})
+        for (const char* key : {"avg", "p50", "p90"})
+          if (ci["metrics"].contains(metric) && ci["metrics"][metric].contains(key) && agg.contains(metric))
+            check(std::string(metric) + "." + key, ci["metrics"][metric][key], agg[metric].value(key, 0.0));
+      for (const char* tput : {"output_token_throughput", "total_token_throughput"})
+        if (ci["metrics"].contains(tput) && agg.contains(tput)) check(tput, ci["metrics"][tput], agg[tput].value("avg", 0.0));
+      ci["wide"] = wide;
+      agg["confidence_intervals"] = ci;
+    }
+  }
   agg["input_config"] = in.input_config;
   agg["run_info"] = {{"cli_command", in.cli_command}};
   RunDescription description = in.description;
@@ -420,7 +475,18 @@ void print_summary(const json& agg, std::FILE* out) {
                    : w == kBurstyWarning
                        ? " (most tokens arrived several to a read: something between client and server holds the "
                          "stream and releases it in bursts, so TTFT and ITL are those of the bursts)"
+                   : w == kNoDoneWarning
+                       ? " (200 streams closed with neither data: [DONE] nor a finish_reason: possibly cut short)"
+                   : w == kUsageOverMaxTokensWarning
+                       ? " (the server's usage.completion_tokens exceeds the request's max_tokens: OSL and token "
+                         "throughputs built on it are wrong)"
+                   : w == kUsageOverStreamWarning
+                       ? " (the server's usage.completion_tokens is far more than the stream carried: OSL and token "
+                         "throughputs built on it are wrong)"
                        : "");
+  if (agg.contains("confidence_intervals")) std::fputs(confidence_summary(agg["confidence_intervals"], agg).c_str(), out);
+  if (agg.contains("unexpected_prefix_cache"))
+    std::fprintf(out, "Warning: %s\n", agg["unexpected_prefix_cache"]["message"].get<std::string>().c_str());
   if (agg.contains("stop_reason"))
     std::fprintf(out, "Run stopped early: %s (results are partial)\n", agg["stop_reason"].get<std::string>().c_str());
   else if (agg.contains("abort_reason"))

@@ -61,6 +61,11 @@ struct AggregateInputs {
   std::optional<std::string> records_error;  // profile_export.jsonl could not be written
   // Written as "run_description"; its command_line defaults to cli_command.
   RunDescription description;
+  // The run asked for no shared prefix (profile without --prefix-length):
+  // prompt tokens the server reports as cached mean the run measured a
+  // prefix cache warmed by something else (an earlier run's prompts), and
+  // the aggregate says so (unexpected_prefix_cache).
+  bool expect_no_cached_prompts = false;
 };
 
 nlohmann::ordered_json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in);

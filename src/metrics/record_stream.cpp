@@ -32,9 +32,12 @@ void RecordStreamWriter::loop() {
   for (;;) {
     {
       std::unique_lock lk(mu_);
-      // Wake at most every 100 ms: batches amortise the flush, and a record
-      // is on disk soon after its request ended.
-      cv_.wait_for(lk, std::chrono::milliseconds(100), [&] { return closing_ || queue_.size() >= 256; });
+      // Write whatever is queued as soon as it is there: no timer holds a
+      // finished record back (a SIGKILL then loses only what is being
+      // serialised or was pushed in the last microseconds). Batching comes
+      // by itself: records that finish while a batch is written go out
+      // together in the next one.
+      cv_.wait(lk, [&] { return closing_ || !queue_.empty(); });
       batch.swap(queue_);
       if (batch.empty() && closing_) return;
     }

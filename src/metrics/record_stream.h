@@ -6,10 +6,19 @@
 // the thread that should be printing the summary.
 //
 // How: push() copies the record into a queue under a mutex (the worker's
-// whole cost; no JSON here); one writer thread turns batches into JSON lines
-// and writes and flushes them, so each finished batch is in the kernel's page
-// cache within ~100 ms of its requests ending. Lines are in completion order
-// (as AIPerf's exporter writes them); every line is a whole record.
+// whole cost; no JSON here); one writer thread wakes as soon as anything is
+// queued, turns everything queued into JSON lines and writes and flushes
+// them, so a finished record is in the kernel's page cache (which survives
+// the process: SIGKILL loses nothing written) as soon as the writer has
+// serialised it, not after a timer; records finishing while a batch is
+// written form the next batch. Lines are in completion order (as AIPerf's
+// exporter writes them); every line is a whole record.
+//
+// What SIGKILL can still lose: the records queued or being serialised at
+// the instant of the kill (the writer's backlog, microseconds at normal
+// rates), and requests in flight (they have no record yet). A lost machine
+// (power, kernel panic) can also lose what the page cache had not written
+// back; the writer does not fsync per batch.
 //
 // A write that fails (disk full, quota, I/O error) does not stop the run:
 // the writer stops writing, remembers the first error, and close() returns

@@ -19,6 +19,7 @@ nlohmann::ordered_json RunDescription::to_json() const {
   put("ep", ep);
   put("dp", dp);
   put("gpus", gpus);
+  put("gpus_source", gpus_source);
   put("engine", engine);
   put("engine_version", engine_version);
   put("recipe", recipe);
@@ -55,6 +56,7 @@ RunDescription RunDescription::from_json(const nlohmann::json& j) {
   num("ep", d.ep);
   num("dp", d.dp);
   num("gpus", d.gpus);
+  str("gpus_source", d.gpus_source);
   str("engine", d.engine);
   str("engine_version", d.engine_version);
   str("recipe", d.recipe);

@@ -21,6 +21,9 @@ struct RunDescription {
   std::optional<std::string> hardware;      // GPU (sim hardware spec, runner type)
   std::optional<int> tp, ep, dp;
   std::optional<int> gpus;
+  // Where `gpus` came from ("--gpus", "InferenceX TP/PP/PCP variables",
+  // "the simulated deployment (TP x DP)", ...): per-GPU figures divide by it.
+  std::optional<std::string> gpus_source;
   std::optional<std::string> engine;          // sglang, vllm, agentperf-sim, ...
   std::optional<std::string> engine_version;  // server-reported where known; agentperf's for the simulator
   std::optional<std::string> recipe, point;   // sweep recipe name and point (exp_name)

@@ -36,6 +36,26 @@ void note_bursts(RequestRecord& rec) {
   if (rec.content_events >= 8 && 2 * rec.burst_events >= rec.content_events && rec.warning.empty())
     rec.warning = kBurstyWarning;
 }
+
+// What the client can check of a server's word: a stream that ended with
+// neither [DONE] nor a finish reason, and a usage count that the request or
+// the stream rules out (record.h). Warnings, not errors: the request was
+// answered, but its numbers are not to be trusted.
+void note_untrusted(RequestRecord& rec, bool sse) {
+  if (rec.error) return;
+  if (const auto& u = rec.usage_completion_tokens) {
+    const std::int64_t events = rec.content_events + rec.reasoning_events;
+    if (rec.requested_osl > 0 && *u > rec.requested_osl) {
+      rec.warning = kUsageOverMaxTokensWarning;
+      return;
+    }
+    if (sse && *u > 1000 * (events + 1)) {
+      rec.warning = kUsageOverStreamWarning;
+      return;
+    }
+  }
+  if (sse && !rec.saw_done && !rec.saw_finish_reason) rec.warning = kNoDoneWarning;
+}
 }  // namespace
 
 namespace {
@@ -354,6 +374,7 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
       if (sse && rec.saw_done && !rec.error &&
           (ec == http::error::partial_message || ec == asio::error::eof || ec == http::error::end_of_stream)) {
         rec.end_ns = monotonic_ns();
+        note_untrusted(rec, true);
         note_bursts(rec);
         co_return result;
       }
@@ -376,6 +397,7 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
   } else if (body_out) {
     *body_out = std::move(body);
   } else if (sse) {
+    note_untrusted(rec, true);
     note_bursts(rec);
     if (sse_parser.has_partial_event() && !rec.error && !rec.saw_done) {
       rec.error = ErrorInfo{std::nullopt, "TruncatedStream",
@@ -384,6 +406,7 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
     }
   } else {
     oai.on_body(body, rec.end_ns);
+    note_untrusted(rec, false);
   }
   result.reusable = parser.get().keep_alive();
   if (inflight && inflight->cancelled) result.reusable = false;

@@ -165,6 +165,8 @@ void OpenAIResponseParser::parse_json(const char* data, std::size_t len, std::si
           }
         }
       }
+      simdjson::dom::element finish;
+      if (c["finish_reason"].get(finish) == simdjson::SUCCESS && !finish.is_null()) rec_.saw_finish_reason = true;
       simdjson::dom::element text;
       if (c["text"].get(text) == simdjson::SUCCESS) {
         take(string_or_empty(text), has_content, rec_.content_bytes);

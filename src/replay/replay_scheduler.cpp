@@ -458,7 +458,7 @@ std::vector<Dispatch> ReplayScheduler::poll(double t) {
     grace_deadline_ = std::min(grace_deadline_, t + cfg_.grace_s);
     if (!cfg_.output.quiet && in_flight_ > 0)
       std::fprintf(stderr, "\nagentperf: %s: sending stopped; waiting up to %.3g s for %d requests in flight "
-                           "(a second signal exits at once)\n",
+                           "(a second signal cancels them at once)\n",
                    result_.abort_reason.c_str(), cfg_.grace_s, in_flight_);
   }
   for (;;) {
@@ -487,8 +487,11 @@ std::vector<Dispatch> ReplayScheduler::poll(double t) {
       if (in_flight_ == 0) {
         finished_ = true;
         cancel_reason_.reset();
+      } else if (result_.run.interrupted && cancel_requested()) {
+        cancel_reason_ = "cancelled: a second signal during the grace period";
       } else if (t >= grace_deadline_) {
-        cancel_reason_ = "cancelled: the grace period after the benchmark duration expired";
+        cancel_reason_ = result_.run.interrupted ? "cancelled: the grace period after the stop request expired"
+                                                 : "cancelled: the grace period after the benchmark duration expired";
       }
       return out;
     }

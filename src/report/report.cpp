@@ -181,6 +181,8 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
       if (agg.is_discarded()) throw UserError(aggp.string() + ": not valid JSON");
     }
     json desc = description_of(agg);
+    if (agg.contains("unexpected_prefix_cache") && agg["unexpected_prefix_cache"].contains("message"))
+      data["warnings"].push_back(dir + ": " + agg["unexpected_prefix_cache"]["message"].get<std::string>());
     if (!desc.contains("kind") || !desc["kind"].is_string()) desc["kind"] = "measured";
     if (desc.contains("concurrency") && !desc["concurrency"].is_number_integer()) desc.erase("concurrency");
     // GPUs per run: --gpus, else what the run says (its description, then

@@ -546,6 +546,7 @@ class Sweep {
     d.tp = p.entry->tp;
     d.ep = p.entry->ep;
     d.gpus = p.entry->tp;
+    d.gpus_source = "the recipe's tp";
     d.concurrency = p.conc;
     d.kv_offload = p.entry->kv_offloading;
     d.spec_decoding = p.entry->spec_decoding;

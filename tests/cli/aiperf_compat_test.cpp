@@ -138,7 +138,8 @@ TEST(AiperfCompat, TranslationMapsRenamesAndRules) {
                                            "--stats-interval", "30", "--server-metrics", "http://a/metrics",
                                            "http://b/metrics", "--benchmark-duration", "1800", "--dataset-dir",
                                            (root / "ds").string(), "--public-dataset", "traces_x", "--no-gpu-telemetry"});
-  const std::vector<std::string> want_prefix = {"replay", "--url", "http://h:1", "--progress-interval", "30",
+  // AIPerf overwrites its artifact folder: the drop-in does too.
+  const std::vector<std::string> want_prefix = {"replay", "--overwrite", "--url", "http://h:1", "--progress-interval", "30",
                                                 "--server-metrics-url", "http://a/metrics", "--benchmark-duration", "1800"};
   ASSERT_GE(t.args.size(), want_prefix.size());
   EXPECT_EQ(std::vector<std::string>(t.args.begin(), t.args.begin() + static_cast<long>(want_prefix.size())), want_prefix);

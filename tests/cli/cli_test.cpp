@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "testserver/openai_scripts.h"
 #include "testserver/scripted_server.h"
@@ -148,7 +150,7 @@ TEST(Cli, RunBenchmarksTheEmbeddedSimulatorAndPredictsIt) {
   // measured, what the prediction line means, where the files are and what
   // to run next.
   EXPECT_EQ(r.output.find("What this was:"), std::string::npos) << r.output;
-  auto talk = run_cli("run --time-scale 20 -n 20 -o " + dir.string());
+  auto talk = run_cli("run --time-scale 20 -n 20 --overwrite -o " + dir.string());
   ASSERT_EQ(talk.code, 0) << talk.output;
   EXPECT_NE(talk.output.find("What this was:"), std::string::npos) << talk.output;
   EXPECT_NE(talk.output.find("TTST the gap from the"), std::string::npos) << talk.output;
@@ -179,7 +181,8 @@ TEST(Cli, DescribeFillsTheRunDescriptionOfAMeasuredRun) {
   EXPECT_EQ(d["tp"], 2);
   EXPECT_EQ(d["kv_offload"], "dram");
   EXPECT_FALSE(d.contains("ep"));  // what nobody said stays absent
-  auto run = run_cli("run --time-scale 20 -n 8 --warmup-request-count 0 -q --describe hardware=b200 -o " + dir.string());
+  auto run = run_cli("run --time-scale 20 -n 8 --warmup-request-count 0 -q --describe hardware=b200 --overwrite -o " +
+                     dir.string());
   ASSERT_EQ(run.code, 0) << run.output;
   d = description();
   EXPECT_EQ(d["hardware"], "b200");
@@ -374,12 +377,12 @@ TEST(Cli, LongestAllowedTimeoutsRunNormally) {
 }
 
 // The first open-loop request goes at t = 0: at 0.3 req/s with the default
-// seed the first Poisson gap is 14.45 s, so a 2 s run used to send nothing.
+// seed 0 the first Poisson gap is 14.45 s, so a 2 s run used to send nothing.
 TEST(Cli, OpenLoopSendsItsFirstRequestAtTheStart) {
   agentperf::testserver::ScriptedServer server(agentperf::testserver::paced_openai_handler(2ms, 1ms));
   server.start();
   const auto dir = temp_dir("openloop_start");
-  auto r = run_cli("profile --url " + server.url() + " --request-rate 0.3 -d 2 --osl 4 -q -o " + dir.string());
+  auto r = run_cli("profile --url " + server.url() + " --request-rate 0.3 -d 2 --osl 4 --random-seed 0 -q -o " + dir.string());
   ASSERT_EQ(r.code, 0) << r.output;
   std::ifstream jsonl(dir / "profile_export.jsonl");
   std::string line;
@@ -491,4 +494,88 @@ TEST(Cli, SimPredictTracesThroughputPerGpuFollowsTheDeployment) {
   ASSERT_EQ(g.code, 0) << g.output;
   EXPECT_EQ(read("gpus8")["inferencex"]["throughput"]["num_gpus"], 8);
   std::filesystem::remove_all(dir);
+}
+
+// ---- Errors that name the fix (the first hour) ----
+
+TEST(Cli, AMistypedCommandOrFlagNamesTheNearestRealOne) {
+  auto c = run_cli("profle --url http://127.0.0.1:1");
+  EXPECT_EQ(c.code, 2);
+  EXPECT_NE(c.output.find("unknown command 'profle' for `agentperf`; did you mean 'profile'?"), std::string::npos)
+      << c.output;
+  auto s = run_cli("sim predcit -c 1");
+  EXPECT_EQ(s.code, 2);
+  EXPECT_NE(s.output.find("unknown command 'predcit' for `agentperf sim`; did you mean 'predict'?"), std::string::npos)
+      << s.output;
+  auto f = run_cli("profile --url http://127.0.0.1:1 --concurency 8");
+  EXPECT_EQ(f.code, 2);
+  EXPECT_NE(f.output.find("unknown flag --concurency for `agentperf profile`; did you mean --concurrency?"),
+            std::string::npos)
+      << f.output;
+  auto g = run_cli("sim predict --model-specs qwen3-8b");
+  EXPECT_EQ(g.code, 2);
+  EXPECT_NE(g.output.find("did you mean --model-spec?"), std::string::npos) << g.output;
+  EXPECT_EQ(std::count(f.output.begin(), f.output.end(), '\n'), 1) << f.output;  // one line
+}
+
+TEST(Cli, AUrlEndingInV1NamesTheUrlWithoutIt) {
+  auto r = run_cli("profile --url http://127.0.0.1:1/v1 -c 1 -n 1 -o " + temp_dir("v1").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("ends in /v1, and agentperf adds /v1/... itself"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pass --url http://127.0.0.1:1\n"), std::string::npos) << r.output;
+  auto p = run_cli("profile --url http://127.0.0.1:1/gateway/v1/ -c 1 -n 1 -o " + temp_dir("v1").string());
+  EXPECT_NE(p.output.find("pass --url http://127.0.0.1:1/gateway\n"), std::string::npos) << p.output;
+}
+
+TEST(Cli, AModelTheServerDoesNotListIsRefusedUnlessToldOtherwise) {
+  agentperf::testserver::ScriptedServer server(agentperf::testserver::paced_openai_handler(1ms, 1ms, 1, "served-a"));
+  server.start();
+  const auto dir = temp_dir("model_check");
+  auto r = run_cli("profile --url " + server.url() + " --model served-b -c 1 -n 2 -q -o " + dir.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--model served-b: GET " + server.url() + "/v1/models lists served-a, not this name"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--no-model-check"), std::string::npos) << r.output;
+  auto ok = run_cli("profile --url " + server.url() + " --model served-b --no-model-check -c 1 -n 2 -q -o " + dir.string());
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, AServerThatIsNotUpYetCanBeWaitedFor) {
+  // Nothing listens on the port: at once, the error says how to wait.
+  auto r = run_cli("profile --url http://127.0.0.1:1 -c 1 -n 1 -o " + temp_dir("nowait").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("pass --wait-for-server SECONDS"), std::string::npos) << r.output;
+  // A server that starts 1.5 s after the run: --wait-for-server 20 reaches it.
+  const auto dir = temp_dir("wait");
+  std::filesystem::create_directories(dir);
+  // Pick a free port by binding 0, then let the late server take it.
+  int port = 0;
+  {
+    agentperf::testserver::ScriptedServer probe(agentperf::testserver::paced_openai_handler(1ms, 1ms));
+    probe.start();
+    port = std::stoi(probe.url().substr(probe.url().rfind(':') + 1));
+  }
+  std::unique_ptr<agentperf::testserver::ScriptedServer> late;
+  std::thread starter([&] {
+    std::this_thread::sleep_for(1500ms);
+    late = std::make_unique<agentperf::testserver::ScriptedServer>(agentperf::testserver::paced_openai_handler(1ms, 1ms));
+    late->start(static_cast<std::uint16_t>(port));
+  });
+  auto w = run_cli("profile --url http://127.0.0.1:" + std::to_string(port) + " --wait-for-server 20 -c 1 -n 2 -q -o " +
+                   (dir / "out").string());
+  starter.join();
+  EXPECT_EQ(w.code, 0) << w.output;
+  EXPECT_NE(w.output.find("waiting up to 20 s"), std::string::npos) << w.output;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, SimServeListensWhereTheClientsLookByDefault) {
+  // One default, written once (common/defaults.h): `sim serve &` then
+  // `profile` with no --url reaches it.
+  auto serve = run_cli("sim serve --help");
+  auto profile = run_cli("profile --help");
+  EXPECT_NE(serve.output.find("--port UINT:from 0 to 65535=8000"), std::string::npos) << serve.output;
+  EXPECT_NE(profile.output.find("--url TEXT=http://127.0.0.1:8000"), std::string::npos) << profile.output;
 }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -22,6 +23,7 @@
 
 #include "common/error.h"
 #include "metrics/record_stream.h"
+#include "report/report.h"
 #include "support/sim_backend.h"
 #include "testserver/openai_scripts.h"
 #include "testserver/scripted_server.h"
@@ -52,10 +54,18 @@ std::string slurp(const fs::path& p) {
 struct Child {
   pid_t pid = -1;
   fs::path log;
-  Child(const std::string& args, fs::path log_path, const std::string& shell_prefix = "") : log(std::move(log_path)) {
-    const std::string cmd = shell_prefix + "exec " + std::string(AGENTPERF_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
+  // own_group: the child leads a process group of its own, so that a
+  // signal can be sent to the whole group (kill(-pid)), as a terminal's
+  // Ctrl-C or `kill -- -PID` does.
+  // wrapper: a command the binary runs under (e.g. "timeout 60").
+  Child(const std::string& args, fs::path log_path, const std::string& shell_prefix = "", bool own_group = false,
+        const std::string& wrapper = "")
+      : log(std::move(log_path)) {
+    const std::string cmd = shell_prefix + "exec " + wrapper + (wrapper.empty() ? "" : " ") + std::string(AGENTPERF_CLI_PATH) +
+                            " " + args + " > " + log.string() + " 2>&1";
     pid = ::fork();
     if (pid == 0) {
+      if (own_group) ::setpgid(0, 0);
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -175,6 +185,78 @@ TEST_P(ProfileStopSignal, StopsSendingLetsInFlightFinishAndWritesMarkedPartialRe
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, ProfileStopSignal, ::testing::Values(SIGINT, SIGTERM));
+
+// `timeout` relays a signal to its child and to the group again, so a
+// Ctrl-C to the group (or `kill -INT -- -PID`) reaches agentperf two or three
+// times within a millisecond. That is one request to stop: the in-flight
+// requests get their grace period, and the aggregate and a record of every
+// request the server was sent are written (it used to be taken as "exit
+// now": no aggregate, in-flight requests without a record, 11 of 20 tries).
+TEST(RunEndings, OneCtrlCRelayedByTimeoutIsOneStopAndLosesNothing) {
+  std::atomic<int> sent{0};
+  // 10 tokens 100 ms apart: every request is in flight when the signal lands.
+  auto paced = agentperf::testserver::paced_openai_handler(100ms, 100ms);
+  ScriptedServer server([&](const ReceivedRequest& req) {
+    if (req.target != "/v1/models") ++sent;
+    return paced(req);
+  });
+  server.start();
+  const auto dir = temp_dir("relayed");
+  Child c("profile --url " + server.url() + " --endpoint-type completions -c 4 -d 60 --osl 10 -o " + dir.string(),
+          dir.parent_path() / ("agentperf_end_relayed_log_" + std::to_string(::getpid())), "", /*own_group=*/true,
+          "timeout -s INT 120");
+  for (int i = 0; i < 400 && sent.load() < 4; ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_GE(sent.load(), 4) << c.output();
+  std::this_thread::sleep_for(300ms);
+  ASSERT_EQ(::kill(-c.pid, SIGINT), 0);  // the group: timeout and agentperf; timeout relays it twice more
+  const int code = c.wait(60s);
+  const std::string out = c.output();
+  EXPECT_EQ(code, 130) << out;
+  EXPECT_EQ(out.find("second signal:"), std::string::npos) << out;  // one stop, not a cancel
+  auto agg = aggregate(dir);
+  EXPECT_FALSE(agg["complete"].get<bool>());
+  const auto recs = jsonl(dir / "profile_export.jsonl");
+  EXPECT_EQ(static_cast<int>(recs.size()), sent.load()) << out;
+  EXPECT_EQ(agg["cancelled_request_count"]["avg"].get<double>(), 0.0) << out;  // the grace period let them finish
+  fs::remove_all(dir);
+  fs::remove(c.log);
+}
+
+// A second Ctrl-C, pressed later: the requests in flight are cancelled at
+// once instead of after the grace period, and still recorded, with the
+// aggregate. A third exits at once.
+TEST(RunEndings, ASecondSignalCancelsInFlightAtOnceAndStillWritesEverything) {
+  std::atomic<int> sent{0};
+  auto paced = agentperf::testserver::paced_openai_handler(100ms, 100ms);  // 50 tokens: 5 s a request
+  ScriptedServer server([&](const ReceivedRequest& req) {
+    if (req.target != "/v1/models") ++sent;
+    return paced(req);
+  });
+  server.start();
+  const auto dir = temp_dir("twice");
+  Child c("profile --url " + server.url() + " --endpoint-type completions -c 4 -d 60 --osl 50 --grace-period 60 -o " +
+              dir.string(),
+          dir.parent_path() / ("agentperf_end_twice_log_" + std::to_string(::getpid())));
+  for (int i = 0; i < 400 && sent.load() < 4; ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_GE(sent.load(), 4) << c.output();
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(c.pid, SIGINT);
+  std::this_thread::sleep_for(600ms);
+  ::kill(c.pid, SIGINT);
+  const int code = c.wait(60s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  const std::string out = c.output();
+  EXPECT_EQ(code, 130) << out;
+  EXPECT_LT(took, 20s) << out;  // not the 60 s grace period
+  EXPECT_NE(out.find("second signal: cancelling the requests in flight"), std::string::npos) << out;
+  auto agg = aggregate(dir);
+  EXPECT_FALSE(agg["complete"].get<bool>());
+  const auto recs = jsonl(dir / "profile_export.jsonl");
+  EXPECT_EQ(static_cast<int>(recs.size()), sent.load()) << out;
+  EXPECT_GE(agg["cancelled_request_count"]["avg"].get<double>(), 1.0) << out;
+  fs::remove_all(dir);
+  fs::remove(c.log);
+}
 
 TEST(RunEndings, ReplayInterruptedWritesPartialMarkedResults) {
   auto backend = agentperf::test_support::start_sim_backend(1);
@@ -383,7 +465,7 @@ TEST(RunEndings, TooLittleFreeDiskIsRefusedUpFront) {
 
 // ---- Identity and request shape ----
 
-TEST(RunEndings, RequestIdsDifferAcrossRunsWhilePromptsStaySeeded) {
+TEST(RunEndings, RequestIdsDifferAcrossRunsAndPromptsDifferUnlessSeeded) {
   std::mutex mu;
   std::vector<std::pair<std::string, std::string>> seen;  // (X-Request-ID, body)
   auto paced = agentperf::testserver::paced_openai_handler(1ms, 1ms);
@@ -396,18 +478,29 @@ TEST(RunEndings, RequestIdsDifferAcrossRunsWhilePromptsStaySeeded) {
   });
   server.start();
   std::string out;
-  for (int run = 0; run < 2; ++run) {
+  // Runs 0 and 1 give --random-seed 7; runs 2 and 3 take the default, a
+  // fresh seed per run, which they print.
+  for (int run = 0; run < 4; ++run) {
     const auto dir = temp_dir("ids" + std::to_string(run));
-    ASSERT_EQ(run_cli("profile --url " + server.url() + " --endpoint-type completions -c 1 -n 3 -q -o " + dir.string(), &out),
+    const std::string seed = run < 2 ? " --random-seed 7" : "";
+    ASSERT_EQ(run_cli("profile --url " + server.url() + " --endpoint-type completions -c 1 -n 3 -o " + dir.string() + seed,
+                      &out),
               0)
         << out;
+    if (run >= 2) {
+      EXPECT_NE(out.find("prompts from seed "), std::string::npos) << out;
+      // The seed used is recorded, and repeats the run's prompts.
+      EXPECT_TRUE(aggregate(dir)["input_config"]["load"]["random_seed"].is_number_unsigned()) << out;
+    }
     fs::remove_all(dir);
   }
-  ASSERT_EQ(seen.size(), 6u);
+  ASSERT_EQ(seen.size(), 12u);
   std::set<std::string> ids;
   for (const auto& [id, body] : seen) ids.insert(id);
-  EXPECT_EQ(ids.size(), 6u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)].second, seen[static_cast<std::size_t>(i + 3)].second);
+  EXPECT_EQ(ids.size(), 12u);
+  auto body = [&](int i) { return seen[static_cast<std::size_t>(i)].second; };
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(body(i), body(i + 3));  // seeded: the same prompts
+  for (int i = 6; i < 9; ++i) EXPECT_NE(body(i), body(i + 3));  // default: fresh prompts
 
   // replay too: two runs of the same traces and seed share no request id.
   const auto dir = temp_dir("replay_ids");
@@ -510,4 +603,200 @@ TEST(RunEndings, TokenIdsFollowTheServedVocabulary) {
   EXPECT_GE(max_id, 100);
   EXPECT_LT(max_id, 4000);
   fs::remove_all(dir);
+}
+
+// ---- Result folders: one run at a time, no silent overwrite, fresh prompts ----
+
+TEST(RunEndings, ASecondRunIntoAFolderInUseFailsAtOnceAndTheFirstCompletesIntact) {
+  ScriptedServer server(agentperf::testserver::paced_openai_handler(20ms, 20ms));
+  server.start();
+  const auto dir = temp_dir("shared");
+  Child first("profile --url " + server.url() + " --endpoint-type completions -c 2 -n 30 --osl 10 -q -o " + dir.string(),
+              dir.parent_path() / ("agentperf_end_shared_log_" + std::to_string(::getpid())));
+  ASSERT_GE(wait_for_lines(dir / "profile_export.jsonl", 2, 20s), 2u) << first.output();
+  std::string out;
+  const int second = run_cli("profile --url " + server.url() + " --endpoint-type completions -c 2 -n 30 --osl 10 -q -o " +
+                                 dir.string() + " --overwrite",
+                             &out);
+  EXPECT_EQ(second, 2) << out;
+  EXPECT_NE(out.find("is in use by another run (pid "), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;  // one line
+  EXPECT_EQ(first.wait(), 0) << first.output();
+  const auto recs = jsonl(dir / "profile_export.jsonl");  // throws on a torn line
+  EXPECT_EQ(recs.size(), 30u);
+  EXPECT_EQ(aggregate(dir)["request_count"]["avg"].get<double>(), 30.0);
+  // A later run into the finished folder is refused without --overwrite ...
+  EXPECT_EQ(run_cli("profile --url " + server.url() + " --endpoint-type completions -c 1 -n 2 -q -o " + dir.string(), &out), 2);
+  EXPECT_NE(out.find("holds an earlier run's results"), std::string::npos) << out;
+  EXPECT_EQ(jsonl(dir / "profile_export.jsonl").size(), 30u);
+  // ... and replaces it with it.
+  EXPECT_EQ(run_cli("profile --url " + server.url() + " --endpoint-type completions -c 1 -n 2 -q --overwrite -o " + dir.string(),
+                    &out),
+            0)
+      << out;
+  EXPECT_EQ(jsonl(dir / "profile_export.jsonl").size(), 2u);
+  fs::remove_all(dir);
+}
+
+TEST(RunEndings, WithoutOutputFolderEachRunGetsItsOwnAndLatestPointsAtIt) {
+  ScriptedServer server(agentperf::testserver::paced_openai_handler(1ms, 1ms));
+  server.start();
+  const auto cwd = temp_dir("cwd");
+  std::string out;
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(run_cli("profile --url " + server.url() + " --endpoint-type completions -c 1 -n 2", &out,
+                      "cd " + cwd.string() + " && "),
+              0)
+        << out;
+  std::vector<fs::path> runs;
+  for (const auto& e : fs::directory_iterator(cwd / "artifacts"))
+    if (!fs::is_symlink(e.path())) runs.push_back(e.path());
+  ASSERT_EQ(runs.size(), 2u);
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.filename().string().rfind("agentperf-paced-openai-completions-concurrency1-", 0), 0u) << r;
+    EXPECT_EQ(jsonl(r / "profile_export.jsonl").size(), 2u);
+  }
+  EXPECT_NE(out.find("results go to artifacts/agentperf-paced-openai-completions-concurrency1-"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(cwd / "artifacts" / "latest" / "profile_export_aiperf.json"));
+  fs::remove_all(cwd);
+}
+
+// Back-to-back default runs against a server with a prefix cache (sim
+// serve) see no cached prompt tokens; with one --random-seed the second
+// run would measure the cache, and the aggregate and console say so.
+TEST(RunEndings, BackToBackDefaultRunsMeasureNoCacheAndARepeatedSeedIsFlagged) {
+  auto backend = agentperf::test_support::start_sim_backend(100);
+  const auto dir = temp_dir("fresh");
+  auto run = [&](const std::string& name, const std::string& extra, std::string* out) {
+    const int code = run_cli("profile --url " + backend->url() + " --endpoint-type completions -c 2 -n 8 --isl 512 --osl 8 -o " +
+                                 (dir / name).string() + extra,
+                             out);
+    EXPECT_EQ(code, 0) << *out;
+    return aggregate(dir / name);
+  };
+  auto cached = [](const nlohmann::json& agg) {
+    return agg.contains("total_usage_prompt_cache_read_tokens") ? agg["total_usage_prompt_cache_read_tokens"]["avg"].get<double>()
+                                                                : 0.0;
+  };
+  std::string out;
+  const auto a = run("a", "", &out);
+  const auto b = run("b", "", &out);
+  EXPECT_LT(cached(b), 0.05 * 8 * 512) << out;
+  EXPECT_FALSE(a.contains("unexpected_prefix_cache"));
+  EXPECT_FALSE(b.contains("unexpected_prefix_cache"));
+  run("c", " --random-seed 5", &out);
+  const auto d = run("d", " --random-seed 5", &out);
+  EXPECT_GT(cached(d), 0.5 * 8 * 512) << out;
+  ASSERT_TRUE(d.contains("unexpected_prefix_cache")) << d.dump();
+  EXPECT_GT(d["unexpected_prefix_cache"]["cached_prompt_share"].get<double>(), 0.5);
+  EXPECT_NE(out.find("Warning: the server reported"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+// Per-GPU throughput divides by the deployment's GPUs: InferenceX's
+// launcher exports TP (and EP_SIZE, DP_ATTENTION) for its process, and a
+// replay under it used to divide by 1 (72,960 tok/s/GPU where InferenceX's
+// own file said 18,240 at TP4). Console, files and report agree, and the
+// aggregate says where the count came from.
+TEST(RunEndings, ReplayThroughputPerGpuFollowsTheDeploymentsTp) {
+  auto backend = agentperf::test_support::start_sim_backend(50);
+  const auto dir = temp_dir("gpus");
+  std::string out;
+  ASSERT_EQ(run_cli("traces synth --traces 4 --mean-turns 4 -o " + (dir / "t.jsonl").string(), &out), 0) << out;
+  ASSERT_EQ(run_cli("replay --url " + backend->url() + " --traces " + (dir / "t.jsonl").string() +
+                        " --lanes 2 -d 4 --no-warmup -o " + (dir / "out").string(),
+                    &out, "TP=4 EP_SIZE=1 "),
+            0)
+      << out;
+  EXPECT_NE(out.find("throughput per GPU over 4 GPUs (InferenceX variables"), std::string::npos) << out;
+  auto agg = aggregate(dir / "out");
+  const auto& tp = agg["inferencex"]["throughput"];
+  EXPECT_EQ(tp["num_gpus"].get<int>(), 4);
+  const double total = tp["total"]["tokens_per_second"].get<double>();
+  EXPECT_NEAR(tp["per_gpu"]["total_tput_tps"].get<double>() * 4, total, 1e-6 * total);
+  EXPECT_EQ(agg["run_description"]["gpus"].get<int>(), 4);
+  EXPECT_NE(agg["run_description"]["gpus_source"].get<std::string>().find("InferenceX"), std::string::npos);
+  // The console line prints the same per-GPU figure.
+  char want[64];
+  std::snprintf(want, sizeof want, "InferenceX: %.1f total tok/s/GPU", tp["per_gpu"]["total_tput_tps"].get<double>());
+  EXPECT_NE(out.find(want), std::string::npos) << out;
+  // The report takes the count from the run.
+  const auto r = agentperf::report::report_data({(dir / "out").string()}, agentperf::report::ReportOptions{});
+  EXPECT_EQ(r["points"][0]["gpus"].get<int>(), 4) << r["points"][0].dump();
+  // --gpus wins and says so.
+  ASSERT_EQ(run_cli("replay --url " + backend->url() + " --traces " + (dir / "t.jsonl").string() +
+                        " --lanes 2 -d 2 --no-warmup --gpus 2 -q -o " + (dir / "out2").string(),
+                    &out, "TP=4 "),
+            0)
+      << out;
+  EXPECT_EQ(aggregate(dir / "out2")["inferencex"]["throughput"]["num_gpus"].get<int>(), 2);
+  EXPECT_EQ(aggregate(dir / "out2")["run_description"]["gpus_source"].get<std::string>(), "--gpus");
+  fs::remove_all(dir);
+}
+
+// A socket per request in flight: a closed loop larger than the open-file
+// limit used to fail mid-run with EMFILE reported as "Operation canceled".
+// The soft limit is raised to the hard one at start, and a load that still
+// cannot fit is refused before anything is sent, naming the limit and the fix.
+TEST(RunEndings, TheOpenFileLimitIsRaisedAndALoadThatCannotFitIsRefused) {
+  ScriptedServer server(agentperf::testserver::paced_openai_handler(5ms, 1ms));
+  server.start();
+  const auto dir = temp_dir("nofile");
+  std::string out;
+  EXPECT_EQ(run_cli("profile --url " + server.url() + " --endpoint-type completions -c 1000 -n 1000 -q -o " +
+                        (dir / "a").string(),
+                    &out, "ulimit -n 512 && "),  // soft and hard
+            2)
+      << out;
+  EXPECT_NE(out.find("--concurrency 1000 needs about 1064 open files"), std::string::npos) << out;
+  EXPECT_NE(out.find("RLIMIT_NOFILE, hard limit 512"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir / "a" / "profile_export.jsonl"));  // nothing was sent
+  // A soft limit below the load, a hard one above it: raised, and the run is clean.
+  ASSERT_EQ(run_cli("profile --url " + server.url() + " --endpoint-type completions -c 400 -n 800 --osl 2 -q -o " +
+                        (dir / "b").string(),
+                    &out, "ulimit -S -n 256 && "),
+            0)
+      << out;
+  EXPECT_EQ(aggregate(dir / "b")["error_request_count"]["avg"].get<double>(), 0.0);
+  fs::remove_all(dir);
+}
+
+// The server's word where the client can check it: a usage count the
+// request or the stream rules out, and a stream that ends with neither
+// [DONE] nor a finish reason, are warned of in the record and the summary
+// (they used to pass silently: completion_tokens 1e15 gave OSL 1e15, exit 0).
+TEST(RunEndings, ImpossibleUsageAndAStreamWithoutDoneAreFlagged) {
+  struct Case {
+    std::vector<std::string> events;
+    const char* warning;
+  };
+  const std::vector<Case> cases = {
+      {{R"({"choices":[{"text":"ab","finish_reason":null}]})",
+        R"({"choices":[{"text":"c","finish_reason":"length"}],"usage":{"prompt_tokens":9,"completion_tokens":1000000000000000}})",
+        "[DONE]"},
+       "usage_over_max_tokens"},
+      {{R"({"choices":[{"text":"ab","finish_reason":null}]})", R"({"choices":[{"text":"c","finish_reason":null}]})"},
+       "stream_ended_without_done"},
+      // A finish reason without [DONE] is a whole answer (some servers omit [DONE]).
+      {{R"({"choices":[{"text":"ab","finish_reason":null}]})", R"({"choices":[{"text":"c","finish_reason":"stop"}]})"}, nullptr},
+  };
+  for (const auto& c : cases) {
+    ScriptedServer server(sse_server(c.events));
+    server.start();
+    const auto dir = temp_dir("usage");
+    std::string out;
+    run_cli("profile --url " + server.url() + " --endpoint-type completions -c 1 -n 3 --osl 16 -o " + dir.string(), &out);
+    const auto agg = aggregate(dir);
+    for (const auto& r : jsonl(dir / "profile_export.jsonl")) {
+      if (c.warning) EXPECT_EQ(r["metadata"].value("warning", ""), c.warning) << r.dump();
+      else EXPECT_FALSE(r["metadata"].contains("warning")) << r.dump();
+    }
+    if (c.warning) {
+      EXPECT_EQ(agg["warning_summary"][c.warning], 3) << agg["warning_summary"].dump();
+      EXPECT_NE(out.find(std::string("warning x3: ") + c.warning), std::string::npos) << out;
+    } else {
+      EXPECT_TRUE(agg["warning_summary"].empty()) << agg["warning_summary"].dump();
+    }
+    fs::remove_all(dir);
+  }
 }

@@ -1,0 +1,65 @@
+// 95 % confidence intervals for a run's headline metrics.
+//
+// A benchmark point rests on a sample: a sweep point on 24-37 requests, a
+// replay pair on a handful of session trees, and published reruns of one
+// InferenceX AgentX point differ by 2-7 % in throughput and up to ~50 % in
+// p90 TTFT. A number without its interval invites reading noise as a cliff.
+// So every aggregate carries, for TTFT, ITL and request latency (mean, p50,
+// p90, p99) and for the output and total token throughputs, a percentile
+// bootstrap interval:
+//
+//   - units: the independent pieces of the run. A synthetic load's requests
+//     are independent draws, so each request is a unit. A replay's requests
+//     are not: the turns of one session tree share its context length, its
+//     cache state and its lane, so they move together, and resampling them
+//     one by one would give intervals far too narrow. A replay resamples
+//     whole session trees (root_correlation_id) with their requests.
+//   - resamples: B = 400 draws of the units with replacement; the interval
+//     is the 2.5th and 97.5th percentiles of the statistic over the draws.
+//     Token throughputs are the run's request rate (held fixed: the load
+//     sets it) times the resampled tokens per request.
+//   - the draws are seeded from the run's benchmark id, so an aggregate
+//     recomputed from the same records is the same.
+//
+// A run is flagged (`small_sample`) when it has fewer than 30 units of a
+// synthetic load or 10 session trees of a replay, and `wide` names each
+// metric whose interval is wider than 20 % of its value: the console, the
+// report and the sweep say so instead of presenting the number as firm.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace agentperf {
+
+// One successful profiling request, as the intervals need it.
+struct CiObservation {
+  std::size_t unit = 0;  // index of its resampling unit (request or session tree)
+  std::optional<double> ttft_ms, itl_ms, latency_ms;
+  double isl = 0, osl = 0;
+};
+
+struct CiOptions {
+  int resamples = 400;
+  double level = 0.95;
+  std::uint64_t seed = 0;
+  bool trees = false;         // units are session trees (replay) rather than requests
+  double duration_s = 0;      // the run's benchmark_duration (throughputs)
+  std::size_t min_units = 0;  // 0: 10 for trees, 30 for requests
+  double wide_ratio = 0.20;   // flag an interval wider than this share of its value
+};
+
+// The "confidence_intervals" section of an aggregate:
+//   {"level": 0.95, "method": "...", "resamples": 400, "units": N, "unit": "session tree"|"request",
+//    "small_sample": bool, "metrics": {"time_to_first_token": {"avg": [lo, hi], "p50": [...], ...},
+//    "output_token_throughput": [lo, hi], ...}, "wide": ["time_to_first_token.p90", ...]}
+// null when there are fewer than 2 units.
+nlohmann::json confidence_intervals(const std::vector<CiObservation>& obs, std::size_t units, const CiOptions& opts);
+
+// One console line: "95 % CI over 12 session trees: TTFT p50 [a, b] ms, ..."
+// (and a second naming a small sample or wide intervals), from the section.
+std::string confidence_summary(const nlohmann::json& section, const nlohmann::json& aggregate);
+
+}  // namespace agentperf
