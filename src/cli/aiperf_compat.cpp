@@ -27,15 +27,69 @@ const std::set<std::string> kNotModelledFlag = {"--no-gpu-telemetry", "--tokeniz
 // scenario spec; InferenceX passes --unsafe-override below it).
 constexpr double kScenarioMinDurationS = 900;
 
+std::filesystem::path hf_hub_cache();
+
+namespace {
+// The Hugging Face dataset InferenceX downloads for an AIPerf loader alias
+// (SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh, resolve_trace_source,
+// @ df64f87): semianalysis_cc_traces_weka_062126_256k is
+// semianalysisai/cc-traces-weka-062126-256k: the alias without
+// "semianalysis_", '_' as '-'; the rolling alias ..._with_subagents(_256k)
+// is mapped there to the 061526 snapshot.
+std::string hf_dataset_repo(const std::string& alias) {
+  const std::string prefix = "semianalysis_";
+  if (alias.rfind(prefix, 0) != 0) return "";
+  std::string rest = alias.substr(prefix.size());
+  const bool k256 = rest.size() > 5 && rest.compare(rest.size() - 5, 5, "_256k") == 0;
+  if (rest == "cc_traces_weka_with_subagents" || rest == "cc_traces_weka_with_subagents_256k")
+    rest = std::string("cc_traces_weka_061526") + (k256 ? "_256k" : "");
+  for (char& c : rest)
+    if (c == '_') c = '-';
+  return "semianalysisai/" + rest;
+}
+
+// The newest snapshot of a dataset in the hub cache
+// (datasets--ORG--NAME/snapshots/REV/), or empty.
+std::filesystem::path hub_cache_snapshot(const std::string& repo) {
+  namespace fs = std::filesystem;
+  if (repo.empty()) return {};
+  std::string dir = "datasets--" + repo;
+  const auto slash = dir.find('/');
+  dir.replace(slash, 1, "--");
+  const auto snapshots = hf_hub_cache() / dir / "snapshots";
+  std::error_code ec;
+  fs::path best;
+  fs::file_time_type newest{};
+  for (const auto& e : fs::directory_iterator(snapshots, ec)) {
+    if (!e.is_directory()) continue;
+    const auto t = fs::last_write_time(e.path(), ec);
+    if (best.empty() || t > newest) {
+      best = e.path();
+      newest = t;
+    }
+  }
+  return best;
+}
+}  // namespace
+
 std::string dataset_path(const std::string& name, const std::string& dir_flag) {
   if (name.rfind("synth:", 0) == 0) return name;  // agentperf's synthetic presets pass through
   std::string dir = dir_flag;
   if (dir.empty())
     if (const char* env = std::getenv("AGENTPERF_DATASETS_DIR")) dir = env;
-  if (dir.empty())
-    throw UserError("--public-dataset " + name +
-                    ": agentperf reads datasets from local copies: set --dataset-dir DIR or AGENTPERF_DATASETS_DIR to "
-                    "a directory holding " + name + "/ (the dataset's trace files)");
+  if (dir.empty()) {
+    // Where InferenceX's launcher downloads it: the Hugging Face hub cache.
+    const std::string repo = hf_dataset_repo(name);
+    if (const auto snap = hub_cache_snapshot(repo); !snap.empty()) return snap.string();
+    throw UserError("--public-dataset " + name + ": not in the Hugging Face cache (" +
+                    (repo.empty() ? std::string("no known dataset for this name")
+                                  : (hf_hub_cache() / ("datasets--" + repo.substr(0, repo.find('/')) + "--" +
+                                                       repo.substr(repo.find('/') + 1)))
+                                        .string()) +
+                    "); run `hf download --repo-type dataset " + (repo.empty() ? "ORG/NAME" : repo) +
+                    "` as InferenceX does, or set --dataset-dir DIR or AGENTPERF_DATASETS_DIR to a directory holding " +
+                    name + "/ (the dataset's trace files)");
+  }
   const auto p = std::filesystem::path(dir) / name;
   for (const auto& candidate : {p, std::filesystem::path(p.string() + ".jsonl"), std::filesystem::path(p.string() + ".json")})
     if (std::filesystem::exists(candidate)) return candidate.string();

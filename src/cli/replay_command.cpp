@@ -107,6 +107,7 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
   }
   rc.client.model = model;
   rc.cfg.client = rc.client;
+  rc.cfg.session_headers = replay::ReplayConfig::SessionHeaders::from_environment();
   rc.cfg.output = rc.output;
   Rng id_rng(mix_seed(rc.cfg.seed, static_cast<std::uint64_t>(wall_ns())));
   rc.cfg.benchmark_id = make_request_id(id_rng.next_u64(), id_rng.next_u64());

@@ -76,6 +76,9 @@ struct RequestRecord {
   std::int64_t cancellation_ns = 0;
   bool was_cancelled = false;
   int retries = 0;  // re-sent after a reused keep-alive socket failed before any response byte
+  // The retry's send (monotonic); start_ns stays the first send, so the
+  // request's latency includes the failed attempt. 0 when not retried.
+  std::int64_t retry_start_ns = 0;
 
   // request shape
   int requested_isl = 0;

@@ -23,8 +23,14 @@
 //
 // A run is flagged (`small_sample`) when it has fewer than 30 units of a
 // synthetic load or 10 session trees of a replay, and `wide` names each
-// metric whose interval is wider than 20 % of its value: the console, the
-// report and the sweep say so instead of presenting the number as firm.
+// metric whose interval is wider than 20 % of its value: the console says
+// so instead of presenting the number as firm. (The report's pairs and the
+// sweep's store do not read the intervals yet.)
+//
+// Measured honesty (bench/ci-coverage.sh, docs/profile.md): means and token
+// throughputs come out about as wide as the run-to-run spread needs; tail
+// percentiles (p90) about half as wide, since runs also differ in how the
+// server's batches and cache fall, which one run's trees cannot show.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>

@@ -110,6 +110,7 @@ json record_to_json(const RequestRecord& r) {
       {"osl_source", token_source_name(m.osl_source)},
   };
   if (!r.warning.empty()) metadata["warning"] = r.warning;
+  if (r.retry_start_ns) metadata["retry_start_ns"] = to_wall(r, r.retry_start_ns);  // the second attempt's send
   if (r.burst_events > 0) metadata["burst_events"] = r.burst_events;
   if (r.server_timings) {
     json t = json::object();
@@ -184,6 +185,7 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   std::map<std::string, std::pair<const char*, std::vector<double>>> series;
   std::vector<double> inter_chunk;
   std::int64_t ok = 0, errors = 0, warmup = 0, cancelled = 0, retried = 0;
+  std::int64_t retry_added_ns = 0;  // time from first sends to their retries, in the requests' latencies
   std::map<std::string, std::int64_t> warnings;
   std::int64_t first_start = std::numeric_limits<std::int64_t>::max(), last_end = 0;
   std::int64_t first_start_wall = 0, last_end_wall = 0;
@@ -212,6 +214,7 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
     }
     if (r.was_cancelled) ++cancelled;
     if (r.retries > 0) ++retried;
+    if (r.retry_start_ns > r.start_ns) retry_added_ns += r.retry_start_ns - r.start_ns;
     if (!r.warning.empty()) ++warnings[r.warning];
     if (!r.ok()) {
       ++errors;
@@ -376,7 +379,8 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
                      {"connections_reused", run->client.reused},
                      {"stale_connections_dropped", run->client.stale_dropped},
                      {"requests_retried", run->client.retries},
-                     {"records_with_retry", retried}};
+                     {"records_with_retry", retried},
+                     {"retry_time_added_ms", static_cast<double>(retry_added_ns) / 1e6}};
   {
     CiOptions co;
     co.trees = ci_trees;

@@ -60,6 +60,10 @@ void note_untrusted(RequestRecord& rec, bool sse) {
 
 namespace {
 constexpr std::size_t kReadChunk = 64 << 10;
+// How soon a stale keep-alive socket fails after a request is written to
+// it: within a network round trip (RST or EOF on the first read). A failure
+// later than this is a server that had the request (see send()).
+constexpr std::int64_t kStaleSocketBoundNs = 250'000'000;
 
 bool is_event_stream(std::string_view content_type) {
   return content_type.find("text/event-stream") != std::string_view::npos;
@@ -419,10 +423,10 @@ namespace {
 // Clears what a failed first attempt wrote into the record; identity,
 // schedule and request shape stay.
 void reset_for_retry(RequestRecord& rec) {
-  rec.start_ns = rec.ack_ns = rec.end_ns = rec.start_wall_ns = 0;
+  rec.ack_ns = rec.end_ns = 0;
   rec.content_ns.clear();
   rec.http_status = 0;
-  rec.streamed = rec.saw_done = false;
+  rec.streamed = rec.saw_done = rec.saw_finish_reason = false;
   rec.error.reset();
 }
 }  // namespace
@@ -458,8 +462,18 @@ asio::awaitable<void> HttpClient::send(const HttpRequest& req, RequestRecord& re
   // their idle timeout) fails before any response byte: the request never
   // reached a live connection, so it is sent once more on a fresh one, as
   // curl and Go's http.Transport do. A request that got any response byte is
-  // never re-sent.
-  if (r.failed_before_response && conn->served > 0 && !(inflight && inflight->cancelled)) {
+  // never re-sent. Nor is one whose socket failed only after a while: a
+  // stale socket fails within a round trip of the write, while a failure
+  // kStaleSocketBound or more after sending means a live server took the
+  // request, worked on it and dropped it; sending it again would time the
+  // second attempt only and make the server do the work twice.
+  const std::int64_t waited_ns = monotonic_ns() - rec.start_ns;
+  if (r.failed_before_response && conn->served > 0 && !(inflight && inflight->cancelled) &&
+      waited_ns >= kStaleSocketBoundNs) {
+    if (rec.error)
+      rec.error->message += " (on a reused connection, " + std::to_string(waited_ns / 1'000'000) +
+                            " ms after sending: the server had the request and dropped it; not re-sent)";
+  } else if (r.failed_before_response && conn->served > 0 && !(inflight && inflight->cancelled)) {
     conn->close();
     ++stats_.retries;
     ++rec.retries;
@@ -468,18 +482,23 @@ asio::awaitable<void> HttpClient::send(const HttpRequest& req, RequestRecord& re
     ErrorInfo cerr;
     conn = co_await connect_new(cerr);
     if (!conn) {
-      rec.start_ns = rec.end_ns = monotonic_ns();
-      rec.start_wall_ns = wall_ns();
+      rec.end_ns = monotonic_ns();  // start_ns stays the first send
       cerr.message += " (retrying after a reused connection failed: " + first_error + ")";
       rec.error = std::move(cerr);
       if (inflight) inflight->conn = nullptr;
       co_return;
     }
     if (inflight) inflight->conn = conn.get();
+    // The request's clock runs from its first send: the retry's delay is
+    // part of what the user waited. The retry's own send time is kept.
+    const std::int64_t first_start = rec.start_ns, first_wall = rec.start_wall_ns;
     if (auto* plain = std::get_if<0>(&conn->stream))
       r = co_await exchange(*plain, *conn, head, req, rec, inflight, opts_, nullptr);
     else
       r = co_await exchange(std::get<1>(conn->stream), *conn, head, req, rec, inflight, opts_, nullptr);
+    rec.retry_start_ns = rec.start_ns;
+    rec.start_ns = first_start;
+    rec.start_wall_ns = first_wall;
   }
   if (inflight) inflight->conn = nullptr;
   if (r.reusable && !rec.error) {

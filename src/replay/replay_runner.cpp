@@ -1,5 +1,8 @@
 #include "replay/replay_runner.h"
 
+#include <cctype>
+#include <cstdlib>
+
 #include "replay/replay_scheduler.h"
 
 #include <openssl/sha.h>
@@ -25,6 +28,25 @@
 
 namespace agentperf::replay {
 using namespace aio;
+
+ReplayConfig::SessionHeaders ReplayConfig::SessionHeaders::from_environment() {
+  // pydantic-settings' reading of a bool: 1/true/yes/on, 0/false/no/off.
+  auto flag = [](const char* name, bool fallback) {
+    const char* v = std::getenv(name);
+    if (!v) return fallback;
+    std::string s(v);
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
+    if (s == "0" || s == "false" || s == "no" || s == "off") return false;
+    return fallback;
+  };
+  SessionHeaders h;
+  h.x_session_affinity = flag("AIPERF_HTTP_X_SESSION_AFFINITY_FROM_CORRELATION_ID", true);
+  h.x_session_id = flag("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID", false);
+  h.x_smg_routing_key = flag("AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID", false);
+  h.x_dynamo_session_id = flag("AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID", false);
+  return h;
+}
 
 std::string cache_bust_marker(const std::string& benchmark_id, std::int64_t pass, int lane, const std::string& trace_id) {
   const std::string key = benchmark_id + ":" + std::to_string(pass) + ":" + std::to_string(lane) + ":" + trace_id;
@@ -123,10 +145,20 @@ class Runner {
     req.path = path_;
     req.headers.emplace_back("X-Request-ID", rec.x_request_id);
     req.headers.emplace_back("X-Correlation-ID", rec.x_correlation_id);
+    const auto& sh = cfg_.session_headers;
     if (cfg_.routing_headers) {
       // Routers keep a tree on one backend by the root key, subagents included.
       req.headers.emplace_back("X-SMG-Routing-Key", rec.root_correlation_id);
       req.headers.emplace_back("X-Session-ID", rec.x_correlation_id);
+    } else {
+      if (sh.x_smg_routing_key) req.headers.emplace_back("X-SMG-Routing-Key", rec.x_correlation_id);
+      if (sh.x_session_id) req.headers.emplace_back("X-Session-ID", rec.x_correlation_id);
+    }
+    if (sh.x_session_affinity) req.headers.emplace_back("X-Session-Affinity", rec.x_correlation_id);
+    if (sh.x_dynamo_session_id) {
+      req.headers.emplace_back("X-Dynamo-Session-ID", rec.x_correlation_id);
+      if (!rec.parent_correlation_id.empty())
+        req.headers.emplace_back("X-Dynamo-Parent-Session-ID", rec.parent_correlation_id);
     }
     if (!cfg_.client.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg_.client.api_key);
     for (const auto& h : cfg_.client.headers) req.headers.push_back(h);

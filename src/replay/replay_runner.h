@@ -82,6 +82,19 @@ struct ReplayConfig {
   std::string benchmark_id;  // fresh per run: makes markers differ across runs
   bool context_overflow_ends_play = true;
   bool routing_headers = false;          // X-SMG-Routing-Key (tree) and X-Session-ID (conversation)
+  // AIPerf's session-affinity headers, each the request's stable
+  // X-Correlation-ID, switched by its AIPERF_HTTP_*_FROM_CORRELATION_ID
+  // environment variables (ai-dynamo/aiperf docs/environment-variables.md
+  // @ de762d45): X-Session-Affinity (on by default in AIPerf),
+  // X-Session-ID, X-SMG-Routing-Key (SGLang Model Gateway's manual policy,
+  // which InferenceX's DP-attention launchers export), and
+  // X-Dynamo-Session-ID with X-Dynamo-Parent-Session-ID on a subagent.
+  struct SessionHeaders {
+    bool x_session_affinity = false, x_session_id = false, x_smg_routing_key = false, x_dynamo_session_id = false;
+    // From the process environment, AIPerf's defaults where unset.
+    static SessionHeaders from_environment();
+  };
+  SessionHeaders session_headers;
   double failed_request_threshold = 1.0;  // stop once the error ratio exceeds it (1 = never)
   bool warmup = true;
   double t_star_min = 0.25, t_star_max = 0.75;

@@ -183,6 +183,20 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
     json desc = description_of(agg);
     if (agg.contains("unexpected_prefix_cache") && agg["unexpected_prefix_cache"].contains("message"))
       data["warnings"].push_back(dir + ": " + agg["unexpected_prefix_cache"]["message"].get<std::string>());
+    if (agg.contains("confidence_intervals") && agg["confidence_intervals"].is_object()) {
+      // A point that rests on few units, or whose intervals are wide, is said
+      // to be so next to the charts that draw it (metrics/confidence.h).
+      const auto& ci = agg["confidence_intervals"];
+      if (ci.value("small_sample", false))
+        data["warnings"].push_back(dir + ": small sample: " + std::to_string(ci.value("units", 0)) + " " +
+                                   ci.value("unit", std::string("unit")) + "s (fewer than " +
+                                   std::to_string(ci.value("min_units", 0)) + "); its numbers are not firm");
+      if (ci.contains("wide") && ci["wide"].is_array() && !ci["wide"].empty()) {
+        std::string w;
+        for (const auto& x : ci["wide"]) w += (w.empty() ? "" : ", ") + x.get<std::string>();
+        data["warnings"].push_back(dir + ": 95 % intervals wider than 20 % of the value: " + w);
+      }
+    }
     if (!desc.contains("kind") || !desc["kind"].is_string()) desc["kind"] = "measured";
     if (desc.contains("concurrency") && !desc["concurrency"].is_number_integer()) desc.erase("concurrency");
     // GPUs per run: --gpus, else what the run says (its description, then
@@ -351,7 +365,15 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
       rps[be] += 1;
       const double out_t = metric(r, "output_sequence_length");
       if (out_t > 0) otps[be] += out_t;
-      for (auto b = static_cast<std::size_t>(s / 1'000'000'000); b <= be && b < bins; ++b) inflight[b] += 1;
+      // Requests in flight, time-averaged over each bin: a request adds the
+      // share of the bin it spans. (Counting every request that touched a
+      // bin drew about 3x the real concurrency: at c1, a bin that saw three
+      // short requests one after another showed 3.)
+      for (auto b = static_cast<std::size_t>(std::max<std::int64_t>(0, s) / 1'000'000'000); b <= be && b < bins; ++b) {
+        const std::int64_t lo = std::max<std::int64_t>(s, static_cast<std::int64_t>(b) * 1'000'000'000);
+        const std::int64_t hi = std::min<std::int64_t>(e, static_cast<std::int64_t>(b + 1) * 1'000'000'000);
+        if (hi > lo) inflight[b] += static_cast<double>(hi - lo) / 1e9;
+      }
       const std::string lane = md.value("worker_id", "lane");
       const std::string tree = md["root_correlation_id"].is_string() ? md["root_correlation_id"].get<std::string>()
                                                                      : std::to_string(md.value("session_num", 0));

@@ -71,9 +71,10 @@ TEST(AiperfCompat, InferenceXLauncherCommandRunsVerbatimAsAiperf) {
   const std::string agentperf = AGENTPERF_CLI_PATH;
   const std::string aiperf = (fs::path(agentperf).parent_path() / "aiperf").string();
   ASSERT_TRUE(fs::exists(aiperf)) << "the build installs an aiperf link beside " << agentperf;
-  // The dataset, as a local copy under AGENTPERF_DATASETS_DIR; the tokenizer
-  // in a Hugging Face hub cache layout, where AIPerf's download would be.
-  const fs::path data = root / "datasets" / "semianalysis_cc_traces_weka_062126_256k";
+  // The dataset and the tokenizer in a Hugging Face hub cache layout, where
+  // InferenceX's `hf download --repo-type dataset semianalysisai/...` and
+  // AIPerf's tokenizer download put them: no setup of our own.
+  const fs::path data = root / "hf" / "datasets--semianalysisai--cc-traces-weka-062126-256k" / "snapshots" / "abc123";
   fs::create_directories(data);
   auto synth = run(agentperf + " traces synth -o " + (data / "traces.jsonl").string() +
                    " --traces 6 --mean-turns 6 --system-tokens 2000 --tool-tokens 500 --mean-turn-input 300 --mean-output 40");
@@ -83,7 +84,7 @@ TEST(AiperfCompat, InferenceXLauncherCommandRunsVerbatimAsAiperf) {
   fs::copy_file(AGENTPERF_QWEN3_TOKENIZER_JSON, snap / "tokenizer.json");
 
   auto backend = agentperf::test_support::start_sim_backend(20);
-  const std::string env = "AGENTPERF_DATASETS_DIR=" + (root / "datasets").string() + " HF_HUB_CACHE=" + (root / "hf").string() + " ";
+  const std::string env = "env -u AGENTPERF_DATASETS_DIR HF_HUB_CACHE=" + (root / "hf").string() + " ";
   auto r = run(env + launcher_command(aiperf, backend->port(), (root / "res").string(), 20));
   ASSERT_EQ(r.code, 0) << r.output;
   // Every flag we take without modelling it is said, not dropped silently.
@@ -161,5 +162,16 @@ TEST(AiperfCompat, TranslationMapsRenamesAndRules) {
     EXPECT_NE(m.find("--dataset-dir"), std::string::npos) << m;
     EXPECT_NE(m.find("AGENTPERF_DATASETS_DIR"), std::string::npos) << m;
   }
+  // A known alias that is not downloaded names the download InferenceX runs.
+  ::setenv("HF_HUB_CACHE", (root / "empty-hub").string().c_str(), 1);
+  try {
+    translate_aiperf_profile({"profile", "--scenario", "inferencex-agentx-mvp", "--public-dataset",
+                              "semianalysis_cc_traces_weka_062126"});
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("hf download --repo-type dataset semianalysisai/cc-traces-weka-062126`"), std::string::npos) << m;
+  }
+  ::unsetenv("HF_HUB_CACHE");
   fs::remove_all(root);
 }

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -799,4 +800,57 @@ TEST(RunEndings, ImpossibleUsageAndAStreamWithoutDoneAreFlagged) {
     }
     fs::remove_all(dir);
   }
+}
+
+// The aiperf drop-in as InferenceX's DP-attention launchers run it: they
+// export AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID=true so that a
+// gateway keeps each session on the rank holding its prefix. AIPerf's
+// session-header variables are honoured as AIPerf does (each header carries
+// the request's X-Correlation-ID; X-Session-Affinity is on unless turned off).
+TEST(RunEndings, AiperfSessionHeaderVariablesAreHonoured) {
+  std::mutex mu;
+  std::vector<std::map<std::string, std::string>> seen;
+  auto paced = agentperf::testserver::paced_openai_handler(1ms, 1ms);
+  ScriptedServer server([&](const ReceivedRequest& req) {
+    if (req.target != "/v1/models") {
+      std::lock_guard lk(mu);
+      std::map<std::string, std::string> h;
+      for (const char* k : {"x-correlation-id", "x-smg-routing-key", "x-session-id", "x-session-affinity",
+                            "x-dynamo-session-id"})
+        h[k] = req.header(k);
+      seen.push_back(h);
+    }
+    return paced(req);
+  });
+  server.start();
+  const auto dir = temp_dir("sessionhdr");
+  std::string out;
+  ASSERT_EQ(run_cli("traces synth --traces 3 --mean-turns 3 -o " + (dir / "t.jsonl").string(), &out), 0) << out;
+  const std::string replay = "replay --url " + server.url() + " --traces " + (dir / "t.jsonl").string() +
+                             " --lanes 1 -d 1 --no-warmup -q -o ";
+  run_cli(replay + (dir / "a").string(), &out,
+          "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID=true AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID=1 "
+          "AIPERF_HTTP_X_SESSION_AFFINITY_FROM_CORRELATION_ID=false ");
+  {
+    std::lock_guard lk(mu);
+    ASSERT_FALSE(seen.empty()) << out;
+    for (auto& h : seen) {
+      EXPECT_FALSE(h["x-correlation-id"].empty());
+      EXPECT_EQ(h["x-smg-routing-key"], h["x-correlation-id"]);
+      EXPECT_EQ(h["x-dynamo-session-id"], h["x-correlation-id"]);
+      EXPECT_EQ(h["x-session-affinity"], "");
+      EXPECT_EQ(h["x-session-id"], "");
+    }
+    seen.clear();
+  }
+  run_cli(replay + (dir / "b").string(), &out);  // AIPerf's defaults: X-Session-Affinity only
+  {
+    std::lock_guard lk(mu);
+    ASSERT_FALSE(seen.empty()) << out;
+    for (auto& h : seen) {
+      EXPECT_EQ(h["x-session-affinity"], h["x-correlation-id"]);
+      EXPECT_EQ(h["x-smg-routing-key"], "");
+    }
+  }
+  fs::remove_all(dir);
 }

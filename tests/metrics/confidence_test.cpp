@@ -70,7 +70,7 @@ TEST(ConfidenceIntervals, SessionTreesAreResampledWholeSoCorrelatedRequestsWiden
   EXPECT_FALSE(by_request["small_sample"].get<bool>());
 }
 
-TEST(ConfidenceIntervals, ThroughputIntervalsHoldTheDurationFixedAndAreReproducible) {
+TEST(ConfidenceIntervals, ThroughputIntervalsHoldTheRequestRateFixedAndAreReproducible) {
   std::mt19937_64 g(3);
   auto obs = draw(g, 50, 1, 0);
   for (std::size_t i = 0; i < obs.size(); ++i) obs[i].osl = 50 + static_cast<double>(i % 100);

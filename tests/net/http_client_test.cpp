@@ -392,9 +392,48 @@ TEST(HttpClient, RequestOnAStaleReusedSocketIsRetriedOnceOnAFreshConnection) {
     ASSERT_TRUE(rec.ok()) << "request " << i << ": " << rec.error->message;
     EXPECT_EQ(rec.content_events, 3);
     EXPECT_EQ(rec.retries, i == 0 ? 0 : 1) << i;
+    // The latency counts from the first send; the retry's send is kept.
+    if (i > 0) EXPECT_GT(rec.retry_start_ns, rec.start_ns) << i;
+    else EXPECT_EQ(rec.retry_start_ns, 0) << i;
   }
   EXPECT_EQ(h.client.stats().retries, 4u);
   EXPECT_EQ(server.stats().connections, 5u);
+}
+
+// A server that takes a request on a reused connection, works on it for
+// 600 ms and drops the connection without a byte: not a stale socket (that
+// fails at once), so the request is an error naming what happened, not
+// re-sent and timed from the retry (it used to report ~1 ms, VALID, while
+// the server did the work twice).
+TEST(HttpClient, ARequestTheServerWorkedOnAndDroppedIsAnErrorNotAResend) {
+  std::mutex mu;
+  std::map<std::uint64_t, int> served;
+  std::atomic<int> seen{0};
+  StreamScript script;
+  script.tokens = 2;
+  ScriptedServer server([&](const testserver::ReceivedRequest& req) {
+    ++seen;
+    std::lock_guard lk(mu);
+    if (served[req.connection_id]++ > 0) {
+      ScriptedResponse r;
+      r.framing = ScriptedResponse::Framing::raw;
+      r.steps.push_back({600ms, ""});
+      r.close_after = true;
+      return r;
+    }
+    return testserver::openai_stream_response(script);
+  });
+  server.start();
+  ClientHarness h(server.url());
+  ASSERT_TRUE(h.send(chat_request("w-1")).ok());
+  auto rec = h.send(chat_request("w-2"));
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.retries, 0);
+  EXPECT_NE(rec.error->message.find("the server had the request and dropped it; not re-sent"), std::string::npos)
+      << rec.error->message;
+  EXPECT_GE(rec.end_ns - rec.start_ns, 550'000'000);  // the time it really took
+  EXPECT_EQ(seen.load(), 2);                          // sent once
+  EXPECT_EQ(h.client.stats().retries, 0u);
 }
 
 TEST(HttpClient, RequestThatGotResponseBytesIsNeverResent) {

@@ -45,6 +45,9 @@ TEST(Report, PointsAndRunsFromResultFiles) {
   EXPECT_DOUBLE_EQ(p["cache_hit"].get<double>(), 0.25);
   const auto& run = data["runs"][0];
   EXPECT_EQ(run["timeline"]["t"].size(), 4u);  // 0..3 s, the warmup included
+  // One request at a time, back to back: one in flight in each second of
+  // the run (a request ending at a bin's start is not in it).
+  EXPECT_EQ(run["timeline"]["in_flight"], nlohmann::json::array({1.0, 1.0, 1.0, 0.0}));
   EXPECT_EQ(run["lanes"][0]["spans"].size(), 3u);
   EXPECT_NE(report::render_report(data).find("uPlot"), std::string::npos);
   EXPECT_THROW(report::report_data({(dir / "nope").string()}, o), UserError);
@@ -236,4 +239,24 @@ TEST(Report, ResultsWithoutARunDescriptionAreDescribedFromTheirInputConfig) {
   EXPECT_EQ(p["description"]["tp"], 2);
   EXPECT_EQ(p["description"]["agentperf_version"], "0.0.9");
   EXPECT_EQ(data["groups"][0]["label"].get<std::string>().rfind("qwen3-8b on h200", 0), 0u);
+}
+
+// A run whose intervals say its sample is small or its numbers loose is
+// named in the report's warnings, next to the charts that draw it.
+TEST(Report, SmallSamplesAndWideIntervalsAreWarnedOf) {
+  const auto dir = std::filesystem::temp_directory_path() / ("agentperf_report_ci_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "profile_export.jsonl")
+      << R"({"metadata":{"benchmark_phase":"profiling","request_start_ns":0,"request_end_ns":1000000000,"worker_id":"w","session_num":0},)"
+      << R"("metrics":{"time_to_first_token":{"value":50,"unit":"ms"},"request_latency":{"value":1000,"unit":"ms"}},"error":null})"
+      << "\n";
+  std::ofstream(dir / "profile_export_aiperf.json")
+      << R"({"confidence_intervals":{"small_sample":true,"units":4,"unit":"session tree","min_units":10,)"
+      << R"("wide":["time_to_first_token.p90"],"metrics":{}}})";
+  const auto data = report::report_data({dir.string()}, report::ReportOptions{});
+  const std::string w = data["warnings"].dump();
+  EXPECT_NE(w.find("small sample: 4 session trees (fewer than 10)"), std::string::npos) << w;
+  EXPECT_NE(w.find("wider than 20 % of the value: time_to_first_token.p90"), std::string::npos) << w;
+  std::filesystem::remove_all(dir);
 }
