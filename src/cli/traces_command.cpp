@@ -72,7 +72,9 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
   tc->synth->add_option("--tool-tokens", o.tool_tokens, "Tool definition tokens")->transform(tokens_in(0, limits::max_tokens))->capture_default_str();
   tc->synth->add_option("--mean-turn-input", o.mean_turn_input, "New user/tool tokens per turn (lognormal mean)")->check(real_in(0, limits::max_tokens, true, "a number of tokens"))->capture_default_str();
   tc->synth->add_option("--mean-output", o.mean_output, "Output tokens per call (lognormal mean)")->check(real_in(0, limits::max_tokens, true, "a number of tokens"))->capture_default_str();
-  tc->synth->add_option("--max-context", o.max_context, "Context at which a session compacts")->transform(tokens_in(1, limits::max_tokens))->capture_default_str();
+  tc->synth->add_option("--max-context", o.max_context,
+                        "Context at which a session compacts back to its system prompt and tools (must leave room "
+                        "for them, a turn and its answers)")->transform(tokens_in(1, limits::max_tokens))->capture_default_str();
   tc->synth->add_option("--subagent-probability", o.subagent_probability, "Chance of a subagent fan-out after a turn")->check(real_in(0, 1))->capture_default_str();
   tc->synth->add_option("--max-fanout", o.max_fanout, "Most subagents in one fan-out")->transform(int_in(1, 1000))->capture_default_str();
   tc->synth->add_option("--mean-think-time", o.mean_think_time, "Mean seconds between a call's end and the next call")->check(seconds_in(0, limits::max_seconds))->capture_default_str();
@@ -92,6 +94,22 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
 namespace {
 int run_synth(TracesCommand& tc) {
   // Made and serialized one trace at a time (progress: traces done).
+  {
+    // A session compacts back to its system prompt and tool definitions, so
+    // --max-context bounds whole prompts only when that fixed part, a turn
+    // and room for the answer fit under it (8000 under the default 20,000
+    // fixed tokens compacted at every turn and still wrote 35.9k prompts).
+    const auto& o = tc.synth_opts;
+    const double fixed = static_cast<double>(o.system_tokens + o.tool_tokens);
+    const double need = fixed + o.mean_turn_input + 4 * o.mean_output;
+    if (static_cast<double>(o.max_context) < need)
+      throw UserError("--max-context " + std::to_string(o.max_context) + " cannot bound the prompts: every prompt starts with " +
+                      std::to_string(o.system_tokens) + " system + " + std::to_string(o.tool_tokens) +
+                      " tool tokens, and a turn needs about " + std::to_string(static_cast<long long>(o.mean_turn_input)) +
+                      " more plus room for 4 answers of " + std::to_string(static_cast<long long>(o.mean_output)) +
+                      " (at least " + std::to_string(static_cast<long long>(need)) +
+                      "); lower --system-tokens / --tool-tokens / --mean-turn-input, or raise --max-context");
+  }
   CountProgress progress("agentperf: synthesizing traces", tc.quiet);
   progress.start(tc.synth_opts.traces, "traces");
   std::string data;

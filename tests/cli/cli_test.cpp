@@ -579,3 +579,31 @@ TEST(Cli, SimServeListensWhereTheClientsLookByDefault) {
   EXPECT_NE(serve.output.find("--port UINT:from 0 to 65535=8000"), std::string::npos) << serve.output;
   EXPECT_NE(profile.output.find("--url TEXT=http://127.0.0.1:8000"), std::string::npos) << profile.output;
 }
+
+TEST(Cli, AMaxContextThatCannotBoundThePromptsIsRefused) {
+  // 8000 under the default 16,000 system + 4,000 tool tokens: every turn
+  // compacted and prompts still reached 35.9k tokens.
+  const auto dir = temp_dir("maxctx");
+  // A folder that does not exist is named as the reason.
+  auto nodir = run_cli("traces synth --traces 2 -o " + (dir / "t.jsonl").string());
+  EXPECT_EQ(nodir.code, 2) << nodir.output;
+  EXPECT_NE(nodir.output.find("No such file or directory (the folder " + dir.string() + " does not exist)"),
+            std::string::npos)
+      << nodir.output;
+  std::filesystem::create_directories(dir);
+  auto r = run_cli("traces synth --traces 2 --max-context 8000 -o " + (dir / "t.jsonl").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--max-context 8000 cannot bound the prompts: every prompt starts with 16000 system + 4000 tool"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "t.jsonl"));
+  // With a fixed part that fits, the peak context stays near the bound.
+  auto ok = run_cli("traces synth --traces 8 --system-tokens 2000 --tool-tokens 500 --mean-turn-input 800 --max-context 8000 -o " +
+                    (dir / "t.jsonl").string());
+  ASSERT_EQ(ok.code, 0) << ok.output;
+  auto inspect = run_cli("traces inspect " + (dir / "t.jsonl").string());
+  const auto at = inspect.output.find("peak context ");
+  ASSERT_NE(at, std::string::npos) << inspect.output;
+  EXPECT_LE(std::stol(inspect.output.substr(at + 13)), 12000) << inspect.output;
+  std::filesystem::remove_all(dir);
+}
