@@ -144,14 +144,13 @@ class Sweep {
     recipe::require_sweepable(recipe_, o_.dry_run);
     for (const auto& n : recipe_.notes) say("note: " + n);  // what a master-config entry says that is not modelled
     std::error_code ec;
+    // Before anything is measured, an output folder or store that cannot be
+    // made is an input error (exit 2), as in profile, replay and report;
+    // exit 3 is for results a run could not write.
     fs::create_directories(o_.out_dir, ec);
-    if (ec) throw UserError("cannot create the output directory '" + o_.out_dir + "': " + ec.message(), exit_code::write_failed);
-    try {
-      store_ = std::make_unique<ResultsStore>(o_.store_path.empty() ? (fs::path(o_.out_dir) / "sweep.sqlite").string()
-                                                                    : o_.store_path);
-    } catch (const UserError& e) {
-      throw UserError(e.what(), exit_code::write_failed);  // the sweep writes there
-    }
+    if (ec) throw UserError("cannot create the output directory '" + o_.out_dir + "': " + ec.message(), exit_code::usage);
+    store_ = std::make_unique<ResultsStore>(o_.store_path.empty() ? (fs::path(o_.out_dir) / "sweep.sqlite").string()
+                                                                  : o_.store_path);
   }
 
   SweepOutcome run() {

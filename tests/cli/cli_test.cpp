@@ -607,3 +607,18 @@ TEST(Cli, AMaxContextThatCannotBoundThePromptsIsRefused) {
   EXPECT_LE(std::stol(inspect.output.substr(at + 13)), 12000) << inspect.output;
   std::filesystem::remove_all(dir);
 }
+
+TEST(Cli, AnOutputFolderThatCannotBeMadeIsExit2InEveryCommand) {
+  // docs/exit-codes.md: before anything is measured, an unwritable -o is an
+  // input error (2); 3 is for results a run could not write.
+  auto sweep = run_cli("sweep " + std::string(AGENTPERF_RECIPES_DIR) +
+                       "/sim-qwen3-8b-h200.yaml --dry-run -q -o /proc/agentperf-no/x");
+  EXPECT_EQ(sweep.code, 2) << sweep.output;
+  EXPECT_NE(sweep.output.find("cannot create the output directory '/proc/agentperf-no/x'"), std::string::npos)
+      << sweep.output;
+  agentperf::testserver::ScriptedServer server(agentperf::testserver::paced_openai_handler(1ms, 1ms));
+  server.start();
+  auto profile = run_cli("profile --url " + server.url() + " -c 1 -n 1 -q -o /proc/agentperf-no/x");
+  EXPECT_EQ(profile.code, 2) << profile.output;
+  EXPECT_NE(profile.output.find("cannot create output folder '/proc/agentperf-no/x'"), std::string::npos) << profile.output;
+}
