@@ -464,7 +464,10 @@ void print_summary(const json& agg, std::FILE* out) {
     std::fprintf(out, "Throughput: n/a (fewer than two requests completed)\n");
   for (const auto& e : agg["error_summary"]) {
     const auto& d = e["error_details"];
-    std::fprintf(out, "  error x%lld: [%s %s] %s\n", e["count"].get<long long>(),
+    // A request the run itself cancelled (the grace period ran out, a stop
+    // signal) is not a server error: it is shown as what it is.
+    const bool cancelled = d["type"].is_string() && d["type"].get<std::string>() == "RequestCancelled";
+    std::fprintf(out, "  %s x%lld: [%s %s] %s\n", cancelled ? "cancelled" : "error", e["count"].get<long long>(),
                  d["code"].is_null() ? "-" : std::to_string(d["code"].get<int>()).c_str(),
                  d["type"].get<std::string>().c_str(), d["message"].get<std::string>().c_str());
   }

@@ -250,6 +250,9 @@ TEST(RunEndings, ASecondSignalCancelsInFlightAtOnceAndStillWritesEverything) {
   EXPECT_EQ(code, 130) << out;
   EXPECT_LT(took, 20s) << out;  // not the 60 s grace period
   EXPECT_NE(out.find("second signal: cancelling the requests in flight"), std::string::npos) << out;
+  // Cancellations are shown as cancellations, not as server errors.
+  EXPECT_NE(out.find("  cancelled x"), std::string::npos) << out;
+  EXPECT_EQ(out.find("  error x"), std::string::npos) << out;
   auto agg = aggregate(dir);
   EXPECT_FALSE(agg["complete"].get<bool>());
   const auto recs = jsonl(dir / "profile_export.jsonl");
