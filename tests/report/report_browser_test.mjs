@@ -165,12 +165,18 @@ try {
   await page.selectOption("#xaxis", "e2el");
   const yOptions = await page.locator("#yaxis option").count();
   if (yOptions > 1) await page.selectOption("#yaxis", "cost");
+  // The section title follows the axes chosen.
+  const title = await page.locator("#pareto-title").textContent();
+  const wantTitle = (yOptions > 1 ? "$ per million tokens" : "Total tokens/s/GPU") + " against end-to-end latency";
+  if (!title.startsWith(wantTitle)) fail(`section title '${title}' after switching axes (want '${wantTitle}...')`);
   const after = await page.evaluate(() => ({ ...window.__report, labels: window.__report.labels.length }));
   if (after.points !== expect.points || after.labels !== expect.points) fail(`after switching: ${after.points} points, ${after.labels} labels`);
   if (after.groups !== expect.groups) fail(`after switching: ${after.groups} groups`);
   await page.selectOption("#pct", "p50");
   await page.selectOption("#xaxis", "intvty");
   if (yOptions > 1) await page.selectOption("#yaxis", "tput");
+  const back = await page.locator("#pareto-title").textContent();
+  if (!back.startsWith("Total tokens/s/GPU against interactivity")) fail(`section title '${back}' after switching back`);
   await page.screenshot({ path: join(shotDir, "report.png"), fullPage: true });
   await page.locator("#pareto").screenshot({ path: join(shotDir, "pareto.png") });
   const gpuRun = gpu.findIndex(r => r.power && r.power.series > 1);
