@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
       cli::finish_profile_options(profile_cfg, profile_text);
       RunDescription described;
       cli::apply_describe(profile_text.describe, described);
-      return cli::run_profile(profile_cfg, command, described);
+      return cli::run_profile_repeated(profile_cfg, command, described);
     }
     if (cli::run_command_selected(*run)) return cli::execute_run_command(*run, command);
     if (int code = cli::execute_sim_command(*sim, command); code >= 0) return code;

@@ -1,6 +1,9 @@
 #include "cli/profile_command.h"
 
 #include <cstdio>
+#include <fstream>
+#include <cmath>
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <sstream>
@@ -8,6 +11,7 @@
 
 #include "cli/cli_numbers.h"
 #include "cli/run_descriptions.h"
+#include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fd_limit.h"
@@ -39,6 +43,10 @@ void add_profile_options(CLI::App& cmd, ProfileConfig& cfg, ProfileCliText& text
   add_client_options(cmd, cfg);
   add_output_options(cmd, cfg);
   add_describe_option(cmd, text.describe);
+  cmd.add_option("--repeat", cfg.repeat,
+                 "Run the point N times, each with fresh prompts in its own folder (-o/run-1 ...), and report the "
+                 "spread of the headline metrics across the runs (repeat_summary.json)")
+      ->transform(int_in(1, 1000))->group("Load");
 }
 
 void add_target_options(CLI::App& cmd, ClientConfig& cfg, ProfileCliText& text) {
@@ -354,6 +362,73 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescriptio
   const int code = finish_measured_run(agg, verdict, dir, records_error, cfg.quiet);
   mark_latest_run(cfg);
   return code;
+}
+
+int run_profile_repeated(ProfileConfig cfg, const std::string& cli_command, RunDescription description) {
+  if (cfg.repeat <= 1) return run_profile(std::move(cfg), cli_command, std::move(description));
+  // Each run in a folder of its own under the base (the -o folder, else a new
+  // one under artifacts/), each with fresh prompts (or --random-seed + i).
+  const std::filesystem::path base =
+      cfg.artifact_dir_given ? std::filesystem::path(cfg.artifact_dir)
+                             : default_run_folder(cfg.artifact_dir, "repeat", endpoint_type_name(cfg.endpoint_type),
+                                                  cfg.request_rate ? "request_rate" + number_text(*cfg.request_rate)
+                                                                   : "concurrency" + std::to_string(cfg.concurrency.value_or(1)));
+  std::vector<nlohmann::json> aggs;
+  int worst = 0;
+  for (int i = 1; i <= cfg.repeat; ++i) {
+    ProfileConfig one = cfg;
+    one.artifact_dir = (base / ("run-" + std::to_string(i))).string();
+    one.artifact_dir_given = true;
+    if (cfg.seed_given) one.seed = cfg.seed + static_cast<std::uint64_t>(i - 1);
+    if (!cfg.quiet) std::fprintf(stderr, "agentperf: repeat %d of %d into %s\n", i, cfg.repeat, one.artifact_dir.c_str());
+    const int code = run_profile(one, cli_command, description);
+    if (code != 0 && worst == 0) worst = code;
+    if (stop_requested()) break;
+    std::ifstream in(std::filesystem::path(one.artifact_dir) / "profile_export_aiperf.json");
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_discarded()) aggs.push_back(std::move(j));
+  }
+  // The spread across runs of each headline metric: what a single run's
+  // bootstrap interval cannot see (the server's own run-to-run variation).
+  struct Headline {
+    const char* tag;
+    const char* stat;
+    const char* label;
+  };
+  const Headline headlines[] = {
+      {"time_to_first_token", "avg", "TTFT mean (ms)"},      {"time_to_first_token", "p50", "TTFT p50 (ms)"},
+      {"time_to_first_token", "p90", "TTFT p90 (ms)"},       {"inter_token_latency", "avg", "ITL mean (ms)"},
+      {"request_latency", "avg", "Request latency mean (ms)"}, {"output_token_throughput", "avg", "Output tok/s"},
+      {"total_token_throughput", "avg", "Total tok/s"},
+  };
+  nlohmann::ordered_json summary = {{"runs", aggs.size()}, {"asked", cfg.repeat}, {"base", base.string()}};
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
+  std::printf("\nAcross %zu runs:%-18s %10s %10s %10s %10s %8s\n", aggs.size(), "", "mean", "sd", "min", "max", "cv");
+  for (const auto& h : headlines) {
+    std::vector<double> v;
+    for (const auto& a : aggs)
+      if (a.contains(h.tag) && a[h.tag].contains(h.stat) && a[h.tag][h.stat].is_number()) v.push_back(a[h.tag][h.stat].get<double>());
+    if (v.size() < 2) continue;
+    double mean = 0;
+    for (double x : v) mean += x;
+    mean /= static_cast<double>(v.size());
+    double ss = 0;
+    for (double x : v) ss += (x - mean) * (x - mean);
+    const double sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
+    const double lo = *std::min_element(v.begin(), v.end()), hi = *std::max_element(v.begin(), v.end());
+    metrics[std::string(h.tag) + "." + h.stat] = {{"mean", mean}, {"sd", sd}, {"min", lo}, {"max", hi},
+                                                   {"cv", mean != 0 ? sd / mean : 0.0}, {"values", v}};
+    std::printf("  %-32s %10.2f %10.2f %10.2f %10.2f %7.1f%%\n", h.label, mean, sd, lo, hi, mean != 0 ? 100 * sd / mean : 0.0);
+  }
+  summary["metrics"] = metrics;
+  try {
+    write_file_atomically(base / "repeat_summary.json", summary.dump(2) + "\n");
+    std::printf("Repeat summary: %s\n", (base / "repeat_summary.json").string().c_str());
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "agentperf: error: %s\n", e.what());
+    return exit_code::write_failed;
+  }
+  return worst;
 }
 
 int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& verdict, const std::filesystem::path& dir,

@@ -62,6 +62,11 @@ void mark_latest_run(const RunOutputConfig& out);
 // workload are filled here.
 int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescription description = {});
 
+// --repeat N: run_profile N times (each its own folder -o/run-i and fresh
+// prompts) and the spread across runs (-o/repeat_summary.json, console);
+// returns the first failing run's exit code, else 0. N <= 1: run_profile.
+int run_profile_repeated(ProfileConfig cfg, const std::string& cli_command, RunDescription description = {});
+
 // The end of every measured run (profile, replay, run): writes the aggregate,
 // prints the summary even when a file cannot be written, and returns the
 // exit code: write_failed if any result file failed, else the verdict's.

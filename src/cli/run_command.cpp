@@ -4,6 +4,7 @@
 
 #include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
+#include "common/error.h"
 #include "cli/run_descriptions.h"
 #include "cli/sim_options.h"
 #include "metrics/export.h"
@@ -72,8 +73,11 @@ int execute_run_command(RunCommand& rc, const std::string& cli_command) {
   if (!rc.cfg.url.empty()) {
     RunDescription described;
     apply_describe(rc.text.describe, described);
-    return run_profile(rc.cfg, cli_command, described);
+    return run_profile_repeated(rc.cfg, cli_command, described);
   }
+  // The main job compares one measured run with its prediction; repeats are
+  // for a server (--url) or `profile`.
+  if (rc.cfg.repeat > 1) throw UserError("--repeat: `run` against the embedded simulator measures once; use --url or `agentperf profile --repeat N`");
 
   finish_sim_engine_options(rc.engine);
   auto make_engine = [&] {

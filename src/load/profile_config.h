@@ -132,6 +132,9 @@ struct LoadConfig {
 // from the command line, exported as `input_config` so a result file says
 // how it was produced.
 struct ProfileConfig : ClientConfig, LoadConfig, RunOutputConfig {
+  // --repeat N: the same point N times, each with its own prompts, each in
+  // its own folder, and the spread across the runs (cli run_profile_repeated).
+  int repeat = 1;
   void validate() const;
 };
 

@@ -22,8 +22,11 @@ using json = nlohmann::json;
 namespace {
 
 double metric(const json& rec, const char* tag) {
+  // contains() before every operator[]: on a const json a missing key is
+  // undefined behaviour, not null.
+  if (!rec.contains("metrics") || !rec["metrics"].is_object()) return -1;
   const auto& m = rec["metrics"];
-  if (!m.contains(tag) || !m[tag]["value"].is_number()) return -1;
+  if (!m.contains(tag) || !m[tag].is_object() || !m[tag].contains("value") || !m[tag]["value"].is_number()) return -1;
   return m[tag]["value"].get<double>();
 }
 
@@ -214,8 +217,11 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
       ++n;
       if (line.empty()) continue;
       auto r = json::parse(line, nullptr, false);
-      if (r.is_discarded() || !r.contains("metadata"))
-        throw UserError(jsonl.string() + ":" + std::to_string(n) + ": not a profile_export record");
+      if (r.is_discarded() || !r.contains("metadata") || !r["metadata"].is_object() ||
+          !r["metadata"].contains("request_start_ns") || !r["metadata"]["request_start_ns"].is_number_integer() ||
+          !r["metadata"].contains("request_end_ns") || !r["metadata"]["request_end_ns"].is_number_integer())
+        throw UserError(jsonl.string() + ":" + std::to_string(n) +
+                        ": not a profile_export record (expected metadata.request_start_ns and request_end_ns)");
       recs.push_back(std::move(r));
     }
     // The run's clock starts at its first request, warmup included.
@@ -231,7 +237,7 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
     for (const auto& r : recs) {
       const auto& md = r["metadata"];
       if (md.value("benchmark_phase", "profiling") != "profiling") continue;
-      if (!r["error"].is_null()) {
+      if (r.contains("error") && !r["error"].is_null()) {
         ++errors;
         continue;
       }
@@ -375,8 +381,12 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
         if (hi > lo) inflight[b] += static_cast<double>(hi - lo) / 1e9;
       }
       const std::string lane = md.value("worker_id", "lane");
-      const std::string tree = md["root_correlation_id"].is_string() ? md["root_correlation_id"].get<std::string>()
-                                                                     : std::to_string(md.value("session_num", 0));
+      // (contains() first: operator[] of a const json on a missing key is
+      // undefined behaviour, and records without a session tree have none;
+      // it crashed the report about once in 15 runs.)
+      const std::string tree = md.contains("root_correlation_id") && md["root_correlation_id"].is_string()
+                                   ? md["root_correlation_id"].get<std::string>()
+                                   : std::to_string(md.value("session_num", 0));
       if (!trees.count(tree)) trees[tree] = static_cast<int>(trees.size());
       auto& l = lanes[lane];
       if (l.is_null()) l = {{"lane", lane}, {"spans", json::array()}};

@@ -857,3 +857,36 @@ TEST(RunEndings, AiperfSessionHeaderVariablesAreHonoured) {
   }
   fs::remove_all(dir);
 }
+
+// --repeat N: the point N times, each with fresh prompts in its own folder,
+// and the spread across the runs, which one run's intervals cannot show.
+TEST(RunEndings, RepeatRunsThePointNTimesAndReportsTheSpread) {
+  std::mutex mu;
+  std::set<std::string> bodies;
+  auto paced = agentperf::testserver::paced_openai_handler(2ms, 1ms);
+  ScriptedServer server([&](const ReceivedRequest& req) {
+    if (req.target != "/v1/models") {
+      std::lock_guard lk(mu);
+      bodies.insert(req.body);
+    }
+    return paced(req);
+  });
+  server.start();
+  const auto dir = temp_dir("repeat");
+  std::string out;
+  ASSERT_EQ(run_cli("profile --url " + server.url() + " --endpoint-type completions -c 2 -n 6 --osl 4 --repeat 3 -q -o " +
+                        dir.string(),
+                    &out),
+            0)
+      << out;
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(jsonl(dir / ("run-" + std::to_string(i)) / "profile_export.jsonl").size(), 6u) << i;
+  EXPECT_EQ(bodies.size(), 18u);  // every run its own prompts
+  const auto s = nlohmann::json::parse(slurp(dir / "repeat_summary.json"));
+  EXPECT_EQ(s["runs"], 3);
+  const auto& ttft = s["metrics"]["time_to_first_token.avg"];
+  EXPECT_EQ(ttft["values"].size(), 3u);
+  EXPECT_GE(ttft["sd"].get<double>(), 0.0);
+  EXPECT_LE(ttft["min"].get<double>(), ttft["mean"].get<double>());
+  EXPECT_NE(out.find("Across 3 runs:"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
