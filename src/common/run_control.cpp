@@ -33,9 +33,9 @@ extern "C" void agentperf_run_control_on_signal(int sig) {
   g_last_counted_ns.store(now);
   const int n = g_signal_count.fetch_add(1) + 1;
   if (n == 2) {
-    // A second signal: cancel what is in flight now; the runner still
-    // writes its records and the partial aggregate. `timeout` and a
-    // terminal's Ctrl-C relayed to the process group deliver two.
+    // A second request to stop (another Ctrl-C, at least kSameRequestNs
+    // after the first): cancel what is in flight now; the runner still
+    // writes its records and the partial aggregate.
     static const char msg[] = "\nagentperf: second signal: cancelling the requests in flight; writing partial results "
                               "(a third signal exits at once)\n";
     [[maybe_unused]] auto w = ::write(STDERR_FILENO, msg, sizeof msg - 1);
