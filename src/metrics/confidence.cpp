@@ -5,45 +5,30 @@
 #include <cstdio>
 
 #include "common/rng.h"
+#include "metrics/stats.h"
 
 namespace agentperf {
 
 namespace {
 
-// numpy's default percentile (linear interpolation), as the aggregate's.
-double percentile_of(std::vector<double>& v, double p) {
-  if (v.empty()) return std::nan("");
-  const double pos = (static_cast<double>(v.size()) - 1) * p / 100.0;
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-  const double a = v[lo];
-  if (hi == lo) return a;
-  const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
-  return a + (b - a) * (pos - static_cast<double>(lo));
-}
-
-struct Stat {
-  const char* metric;  // aggregate tag
-  const char* key;     // avg, p50, ...
+// The per-request metrics with intervals, and the statistics of each: the
+// mean (-1) and percentiles, over one resample's values of the metric.
+struct Metric {
+  const char* tag;  // aggregate tag
   std::optional<double> CiObservation::*field;
-  double p;  // percentile, or -1 for the mean
 };
-
-constexpr Stat kStats[] = {
-    {"time_to_first_token", "avg", &CiObservation::ttft_ms, -1},
-    {"time_to_first_token", "p50", &CiObservation::ttft_ms, 50},
-    {"time_to_first_token", "p90", &CiObservation::ttft_ms, 90},
-    {"time_to_first_token", "p99", &CiObservation::ttft_ms, 99},
-    {"inter_token_latency", "avg", &CiObservation::itl_ms, -1},
-    {"inter_token_latency", "p50", &CiObservation::itl_ms, 50},
-    {"inter_token_latency", "p90", &CiObservation::itl_ms, 90},
-    {"inter_token_latency", "p99", &CiObservation::itl_ms, 99},
-    {"request_latency", "avg", &CiObservation::latency_ms, -1},
-    {"request_latency", "p50", &CiObservation::latency_ms, 50},
-    {"request_latency", "p90", &CiObservation::latency_ms, 90},
-    {"request_latency", "p99", &CiObservation::latency_ms, 99},
+constexpr Metric kMetrics[] = {
+    {"time_to_first_token", &CiObservation::ttft_ms},
+    {"inter_token_latency", &CiObservation::itl_ms},
+    {"request_latency", &CiObservation::latency_ms},
 };
+struct Stat {
+  const char* key;  // avg, p50, ...
+  double p;         // percentile, or -1 for the mean
+};
+constexpr Stat kStats[] = {{"avg", -1}, {"p50", 50}, {"p90", 90}, {"p99", 99}};
+constexpr std::size_t kMetricCount = sizeof kMetrics / sizeof kMetrics[0];
+constexpr std::size_t kStatCount = sizeof kStats / sizeof kStats[0];
 
 }  // namespace
 
@@ -57,29 +42,29 @@ nlohmann::json confidence_intervals(const std::vector<CiObservation>& obs, std::
   const std::size_t n = members.size();
   if (n < 2) return nullptr;
 
-  constexpr std::size_t kStatCount = sizeof kStats / sizeof kStats[0];
-  std::vector<std::vector<double>> draws(kStatCount + 4);
+  // draws[m * kStatCount + k]: metric m's statistic k over the resamples;
+  // then the two token throughputs.
+  constexpr std::size_t kThroughput = kMetricCount * kStatCount;
+  std::vector<std::vector<double>> draws(kThroughput + 2);
   Rng rng(opts.seed ^ 0xC1C1C1C1ULL);
   std::vector<double> values;
   std::vector<std::size_t> picked;
   for (int b = 0; b < opts.resamples; ++b) {
     picked.clear();
     for (std::size_t k = 0; k < n; ++k) picked.push_back(static_cast<std::size_t>(rng.next_u64() % n));
-    for (std::size_t s = 0; s < kStatCount; ++s) {
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      // One gather and one sort per metric serve its mean and percentiles.
       values.clear();
       for (std::size_t u : picked)
         for (std::size_t i : members[u])
-          if (const auto& v = obs[i].*kStats[s].field) values.push_back(*v);
+          if (const auto& v = obs[i].*kMetrics[m].field) values.push_back(*v);
       if (values.empty()) continue;
-      double stat;
-      if (kStats[s].p < 0) {
-        double sum = 0;
-        for (double v : values) sum += v;
-        stat = sum / static_cast<double>(values.size());
-      } else {
-        stat = percentile_of(values, kStats[s].p);
-      }
-      draws[s].push_back(stat);
+      std::sort(values.begin(), values.end());
+      double sum = 0;
+      for (double v : values) sum += v;
+      for (std::size_t k = 0; k < kStatCount; ++k)
+        draws[m * kStatCount + k].push_back(kStats[k].p < 0 ? sum / static_cast<double>(values.size())
+                                                            : percentile_sorted(values, kStats[k].p));
     }
     if (opts.duration_s > 0) {
       // Token throughput = the run's request rate x tokens per request. The
@@ -96,22 +81,24 @@ nlohmann::json confidence_intervals(const std::vector<CiObservation>& obs, std::
           req += 1;
         }
       const double rate = static_cast<double>(obs.size()) / opts.duration_s;
-      draws[kStatCount + 0].push_back(rate * osl / req);
-      draws[kStatCount + 1].push_back(rate * (isl + osl) / req);
+      draws[kThroughput + 0].push_back(rate * osl / req);
+      draws[kThroughput + 1].push_back(rate * (isl + osl) / req);
     }
   }
   const double tail = 100 * (1 - opts.level) / 2;
   auto interval = [&](std::vector<double>& d) -> nlohmann::json {
     if (d.size() < 2) return nullptr;
-    const double lo = percentile_of(d, tail), hi = percentile_of(d, 100 - tail);
+    std::sort(d.begin(), d.end());
+    const double lo = percentile_sorted(d, tail), hi = percentile_sorted(d, 100 - tail);
     return nlohmann::json::array({lo, hi});
   };
   nlohmann::json metrics = nlohmann::json::object();
-  for (std::size_t s = 0; s < kStatCount; ++s)
-    if (auto iv = interval(draws[s]); !iv.is_null()) metrics[kStats[s].metric][kStats[s].key] = iv;
+  for (std::size_t m = 0; m < kMetricCount; ++m)
+    for (std::size_t k = 0; k < kStatCount; ++k)
+      if (auto iv = interval(draws[m * kStatCount + k]); !iv.is_null()) metrics[kMetrics[m].tag][kStats[k].key] = iv;
   if (opts.duration_s > 0) {
-    metrics["output_token_throughput"] = interval(draws[kStatCount + 0]);
-    metrics["total_token_throughput"] = interval(draws[kStatCount + 1]);
+    metrics["output_token_throughput"] = interval(draws[kThroughput + 0]);
+    metrics["total_token_throughput"] = interval(draws[kThroughput + 1]);
   }
   const std::size_t min_units = opts.min_units ? opts.min_units : opts.trees ? 10 : 30;
   nlohmann::json out = {
