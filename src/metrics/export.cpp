@@ -18,6 +18,7 @@
 #include "common/run_control.h"
 #include "common/version.h"
 #include "metrics/metric_table.h"
+#include "metrics/record_json.h"
 #include "metrics/record_metrics.h"
 #include "metrics/stats.h"
 
@@ -26,16 +27,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json metric(double v, const char* unit) { return json{{"value", v}, {"unit", unit}}; }
-json metric_int(std::int64_t v, const char* unit) { return json{{"value", v}, {"unit", unit}}; }
-
-std::int64_t to_wall(const RequestRecord& r, std::int64_t mono) {
-  return mono == 0 ? 0 : r.start_wall_ns + (mono - r.start_ns);
-}
-
 // Every per-record metric with a value, from the metric table
-// (metrics/metric_table.h), for both the JSONL line and the aggregate, so
-// the two can never disagree.
+// (metrics/metric_table.h): the aggregate summarises the rows the JSONL
+// line (metrics/record_json.cpp) writes, so the two can never disagree.
 struct MetricRow {
   const MetricDef* def;
   double value;
@@ -84,65 +78,9 @@ bool is_context_overflow_error(const ErrorInfo& e) {
 }
 
 json record_to_json(const RequestRecord& r) {
-  const RecordMetrics m = compute_metrics(r);
-  json metadata = {
-      {"session_num", r.session_num},
-      {"x_request_id", r.x_request_id},
-      {"x_correlation_id", r.x_correlation_id},
-      {"conversation_id", r.conversation_id},
-      {"turn_index", r.turn_index},
-      {"root_correlation_id", r.root_correlation_id.empty() ? json(nullptr) : json(r.root_correlation_id)},
-      {"agent_depth", r.agent_depth},
-      {"parent_correlation_id", r.parent_correlation_id.empty() ? json(nullptr) : json(r.parent_correlation_id)},
-      {"request_start_ns", r.start_wall_ns},
-      {"request_ack_ns", r.ack_ns ? json(to_wall(r, r.ack_ns)) : json(nullptr)},
-      {"request_end_ns", to_wall(r, r.end_ns)},
-      {"credit_issued_ns", to_wall(r, r.credit_issued_ns)},
-      {"scheduled_ns", to_wall(r, r.scheduled_ns)},
-      {"worker_id", "worker_" + std::to_string(r.worker_id)},
-      {"record_processor_id", "inline"},
-      {"benchmark_phase", phase_name(r.phase)},
-      {"was_cancelled", r.was_cancelled},
-      {"cancellation_time_ns", r.was_cancelled ? json(to_wall(r, r.cancellation_ns)) : json(nullptr)},
-      {"http_status", r.http_status},
-      {"retries", r.retries},
-      {"isl_source", token_source_name(m.isl_source)},
-      {"osl_source", token_source_name(m.osl_source)},
-  };
-  if (!r.warning.empty()) metadata["warning"] = r.warning;
-  if (r.retry_start_ns) metadata["retry_start_ns"] = to_wall(r, r.retry_start_ns);  // the second attempt's send
-  if (r.burst_events > 0) metadata["burst_events"] = r.burst_events;
-  if (r.server_timings) {
-    json t = json::object();
-    const auto& st = *r.server_timings;
-    if (st.prompt_n) t["prompt_n"] = *st.prompt_n;
-    if (st.prompt_ms) t["prompt_ms"] = *st.prompt_ms;
-    if (st.predicted_n) t["predicted_n"] = *st.predicted_n;
-    if (st.predicted_ms) t["predicted_ms"] = *st.predicted_ms;
-    if (st.cache_n) t["cache_n"] = *st.cache_n;
-    metadata["server_timings"] = std::move(t);
-  }
-  if (!r.content_ns.empty()) {
-    metadata["first_content_ns"] = to_wall(r, r.content_ns.front());
-    metadata["last_content_ns"] = to_wall(r, r.content_ns.back());
-  }
-  json metrics = json::object();
-  if (r.ok()) {
-    for (const auto& row : metric_rows(r, m))
-      metrics[row.def->tag] = row.def->integral ? metric_int(static_cast<std::int64_t>(row.value), row.def->unit)
-                                                : metric(row.value, row.def->unit);
-    if (!m.inter_chunk_ms.empty())
-      metrics[std::string(kInterChunkLatency)] = {{"value", m.inter_chunk_ms}, {"unit", find_metric(kInterChunkLatency)->unit}};
-  } else if (m.isl) {
-    metrics["error_isl"] = metric_int(*m.isl, "tokens");
-    if (m.send_lateness_ms) metrics["send_lateness"] = metric(*m.send_lateness_ms, "ms");
-  }
-  json error = nullptr;
-  if (r.error)
-    error = {{"code", r.error->code ? json(*r.error->code) : json(nullptr)},
-             {"type", r.error->type},
-             {"message", r.error->message}};
-  return json{{"metadata", std::move(metadata)}, {"metrics", std::move(metrics)}, {"error", std::move(error)}};
+  std::string line;
+  append_record_json_line(line, r);
+  return json::parse(line);
 }
 
 RunVerdict judge_run(const std::vector<RequestRecord>& records, const RunResult& run, double max_error_rate) {
@@ -416,7 +354,13 @@ std::string dump_json_line(const json& j) { return j.dump(-1, ' ', false, json::
 
 void write_profile_jsonl(const std::filesystem::path& path, const std::vector<RequestRecord>& records) {
   write_file_atomically(path, [&](std::ostream& out) {
-    for (const auto& r : records) out << dump_json_line(record_to_json(r)) << '\n';
+    std::string line;
+    for (const auto& r : records) {
+      line.clear();
+      append_record_json_line(line, r);
+      line += '\n';
+      out << line;
+    }
   });
 }
 

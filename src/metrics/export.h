@@ -22,6 +22,8 @@
 
 namespace agentperf {
 
+// A record's profile_export.jsonl line as a DOM (the line itself is written
+// by metrics/record_json.h, the one definition of its shape).
 nlohmann::ordered_json record_to_json(const RequestRecord& r);
 
 // Wall-clock ns as local ISO 8601 with microseconds (AIPerf's start/end times).

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "common/error.h"
-#include "metrics/export.h"
+#include "metrics/record_json.h"
 
 namespace agentperf {
 
@@ -50,7 +50,7 @@ void RecordStreamWriter::loop() {
     if (!failed) {
       text.clear();
       for (const auto& r : batch) {
-        text += dump_json_line(record_to_json(r));
+        append_record_json_line(text, r);
         text += '\n';
       }
       errno = 0;

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "metrics/record_stream.h"
 #include "report/report.h"
@@ -298,6 +299,66 @@ TEST(RunEndings, SigkillLeavesEveryFinishedRecordOnDisk) {
   const auto recs = jsonl(dir / "profile_export.jsonl");
   EXPECT_GE(recs.size(), 50u);
   for (const auto& r : recs) EXPECT_TRUE(r["error"].is_null());
+  fs::remove_all(dir);
+}
+
+// A SIGKILL at a random moment of a fast run (hundreds of requests a
+// second): every request the server had finished answering more than 50 ms
+// before the kill has its record on disk. The writer used to flush on a
+// 100 ms timer, which lost the newest 8-17 finished records; now it writes
+// whatever has finished at once, so only what it was serialising at the
+// instant of the kill can be missing (docs/exit-codes.md). The server runs
+// in this process, so its write stamps and the kill share one clock.
+TEST(RunEndings, SigkillAtARandomMomentLosesNoRecordFinishedBeforeIt) {
+  agentperf::testserver::ServerOptions opts;
+  opts.record_write_times = true;
+  auto instant = agentperf::testserver::paced_openai_handler(0ns, 0ns);
+  std::mutex ids_mu;
+  std::vector<std::string> ids;
+  ScriptedServer server(
+      [&](const ReceivedRequest& req) {
+        if (req.target != "/v1/models") {
+          std::lock_guard lk(ids_mu);
+          ids.push_back(req.header("x-request-id"));
+        }
+        return instant(req);
+      },
+      opts);
+  server.start();
+  const auto dir = temp_dir("kill_random");
+  Child c("profile --url " + server.url() + " --endpoint-type completions -c 4 -d 60 --osl 8 -q --no-model-check -o " +
+              dir.string(),
+          dir / "log");
+  ASSERT_GE(wait_for_lines(dir / "profile_export.jsonl", 20, 20s), 20u) << c.output();
+  const auto seed = static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count());
+  const auto delay = std::chrono::milliseconds(200 + seed % 1300);
+  std::this_thread::sleep_for(delay);
+  const std::int64_t kill_ns = agentperf::monotonic_ns();
+  ::kill(c.pid, SIGKILL);
+  EXPECT_EQ(c.wait(), 128 + SIGKILL);
+
+  std::set<std::string> on_disk;
+  for (const auto& r : jsonl(dir / "profile_export.jsonl")) on_disk.insert(r["metadata"]["x_request_id"].get<std::string>());
+  std::vector<std::string> answered;
+  {
+    std::lock_guard lk(ids_mu);
+    answered = ids;
+  }
+  std::size_t finished_before = 0, lost = 0, recent_missing = 0;
+  for (const auto& id : answered) {
+    const auto stamps = server.write_times(id);
+    if (stamps.empty() || stamps.back() >= kill_ns) continue;  // not finished at the kill
+    if (stamps.back() < kill_ns - 50'000'000) {
+      ++finished_before;
+      if (!on_disk.count(id)) ++lost;
+    } else if (!on_disk.count(id)) {
+      ++recent_missing;
+    }
+  }
+  server.stop();
+  EXPECT_GT(finished_before, 100u) << "killed after " << delay.count() << " ms";
+  EXPECT_EQ(lost, 0u) << lost << " of " << finished_before << " requests answered over 50 ms before the kill (after "
+                      << delay.count() << " ms) have no record; " << recent_missing << " answered in its last 50 ms";
   fs::remove_all(dir);
 }
 
