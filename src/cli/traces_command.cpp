@@ -141,17 +141,20 @@ int run_inspect(TracesCommand& tc) {
   if (tc.entries > 0) tc.load.num_dataset_entries = tc.entries;
   const auto t0 = std::chrono::steady_clock::now();
   trace::LoadStats stats;
-  CountProgress loading("agentperf: loading traces", tc.quiet);
+  // One step: each trace's session tree and prompts are built as it is read.
+  CountProgress loading("agentperf: loading traces and building session trees and prompts", tc.quiet);
   trace::LoadOptions load = tc.load;
   load.progress = &loading;
-  const auto traces = trace::load_traces(tc.in_path, tc.format, load, &stats);
-  const auto t1 = std::chrono::steady_clock::now();
+  // One trace at a time, from the file as it is read: a corpus of any size
+  // is inspected in the memory of its largest trace plus per-request counts.
   std::int64_t streams = 0, background = 0, dropped = 0, turns = 0, hit = 0, blocks = 0, peak = 0, prompt_tokens = 0;
   std::int64_t flattened = 0, seams = 0;
   std::size_t distinct_blocks = 0;
-  CountProgress building("agentperf: building session trees and prompts", tc.quiet);
-  building.start(static_cast<std::int64_t>(traces.size()), "traces");
-  for (const auto& t : traces) {
+  trace::CorpusStatsAccumulator corpus;
+  std::vector<trace::TraceWorkingSet> working_sets;
+  double build_s = 0;
+  trace::for_each_trace(tc.in_path, tc.format, load, &stats, [&](trace::WekaTrace&& t) {
+    const auto b0 = std::chrono::steady_clock::now();
     const auto tree = trace::build_session_tree(t);
     trace::PromptBuilder builder(t, 42);
     streams += static_cast<std::int64_t>(tree.streams.size());
@@ -170,10 +173,11 @@ int run_inspect(TracesCommand& tc) {
       }
     }
     distinct_blocks += builder.cached_blocks();
-    building.add();
-  }
-  building.finish(std::to_string(turns) + " prompts");
-  const auto t2 = std::chrono::steady_clock::now();
+    corpus.add(t);
+    working_sets.push_back(trace::time_averaged_working_set(t, 300));
+    build_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - b0).count();
+  });
+  const auto t1 = std::chrono::steady_clock::now();
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   std::printf("files %lld, traces %lld read / %lld kept (%lld over --max-context-length), requests %lld read / %lld kept "
               "(%lld dropped by --256k)\n",
@@ -183,14 +187,14 @@ int run_inspect(TracesCommand& tc) {
               static_cast<long long>(stats.dropped_256k_requests));
   std::printf("streams %lld (%lld subagents and flattened agents, %lld flattened, %lld compaction seams, %lld background, "
               "%lld dropped without a parent turn), turns %lld\n",
-              static_cast<long long>(streams), static_cast<long long>(streams - static_cast<std::int64_t>(traces.size())),
+              static_cast<long long>(streams), static_cast<long long>(streams - stats.traces_kept),
               static_cast<long long>(flattened), static_cast<long long>(seams), static_cast<long long>(background),
               static_cast<long long>(dropped), static_cast<long long>(turns));
   std::printf("peak context %lld tokens, prompt tokens %lld, distinct blocks %zu, theoretical prefix-cache hit %.2f%%\n",
               static_cast<long long>(peak), static_cast<long long>(prompt_tokens), distinct_blocks,
               blocks ? 100.0 * static_cast<double>(hit) / static_cast<double>(blocks) : 0.0);
-  std::printf("load %.2f s, session trees + prompts %.2f s\n", secs(t0, t1), secs(t1, t2));
-  const auto cs = trace::corpus_stats(traces);
+  std::printf("load %.2f s, session trees + prompts %.2f s\n", secs(t0, t1) - build_s, build_s);
+  const auto cs = corpus.result();
   std::printf("requests %lld: %lld main-agent, %lld in %lld subagent groups (%.1f per group); %.1f%% of traces use "
               "subagents; main-agent calls per trace mean %.1f, p50 %.0f, p90 %.0f\n",
               static_cast<long long>(cs.requests), static_cast<long long>(cs.main_calls),
@@ -205,13 +209,12 @@ int run_inspect(TracesCommand& tc) {
               "their span\n",
               cs.main_gap_s.percentile(50), cs.main_gap_s.percentile(90), cs.main_gap_s.percentile(99), cs.main_gap_s.avg,
               100 * cs.waiting_share);
-  const auto ws = trace::time_averaged_working_sets(traces, 300);
   std::vector<double> means;
-  for (const auto& w : ws) means.push_back(w.mean_tokens);
+  for (const auto& w : working_sets) means.push_back(w.mean_tokens);
   const auto wss = summarize(means);
   std::printf("working set of a lane (time-averaged under replay, idle gaps capped at 300 s): %.0f tokens "
               "(per trace p50 %.0f, p90 %.0f)\n",
-              trace::lane_working_set(ws), wss.percentile(50), wss.percentile(90));
+              trace::lane_working_set(working_sets), wss.percentile(50), wss.percentile(90));
   return 0;
 }
 }  // namespace

@@ -33,119 +33,124 @@ std::vector<Interval> call_intervals(const WekaTrace& t) {
 
 }  // namespace
 
-CorpusStats corpus_stats(const std::vector<WekaTrace>& traces) {
-  CorpusStats s;
-  std::vector<double> in, out, gaps, mains;
-  double span = 0, busy = 0;
-  for (const auto& t : traces) {
-    ++s.traces;
-    std::int64_t main_calls = 0;
-    bool any_sub = false;
-    const TraceCall* prev = nullptr;
-    for (const auto& e : t.entries) {
-      if (e.is_subagent) {
-        any_sub = true;
-        ++s.subagent_groups;
-        for (const auto& c : e.subagent.calls) {
-          ++s.subagent_calls;
-          in.push_back(static_cast<double>(c.in));
-          out.push_back(static_cast<double>(c.out));
-        }
-        continue;
+void CorpusStatsAccumulator::add(const WekaTrace& t) {
+  ++s_.traces;
+  std::int64_t main_calls = 0;
+  bool any_sub = false;
+  const TraceCall* prev = nullptr;
+  for (const auto& e : t.entries) {
+    if (e.is_subagent) {
+      any_sub = true;
+      ++s_.subagent_groups;
+      for (const auto& c : e.subagent.calls) {
+        ++s_.subagent_calls;
+        in_.push_back(static_cast<double>(c.in));
+        out_.push_back(static_cast<double>(c.out));
       }
-      ++main_calls;
-      in.push_back(static_cast<double>(e.call.in));
-      out.push_back(static_cast<double>(e.call.out));
-      if (prev) gaps.push_back(std::max(0.0, e.call.t - (prev->t + prev->api_time)));
-      prev = &e.call;
+      continue;
     }
-    s.main_calls += main_calls;
-    mains.push_back(static_cast<double>(main_calls));
-    if (any_sub) ++s.traces_with_subagents;
-    const auto stretches = busy_stretches(call_intervals(t));
-    if (!stretches.empty()) {
-      double end = 0;
-      for (const auto& b : stretches) {
-        busy += b.end - b.start;
-        end = std::max(end, b.end);
-      }
-      span += end - stretches.front().start;
-    }
+    ++main_calls;
+    in_.push_back(static_cast<double>(e.call.in));
+    out_.push_back(static_cast<double>(e.call.out));
+    if (prev) gaps_.push_back(std::max(0.0, e.call.t - (prev->t + prev->api_time)));
+    prev = &e.call;
   }
+  s_.main_calls += main_calls;
+  mains_.push_back(static_cast<double>(main_calls));
+  if (any_sub) ++s_.traces_with_subagents;
+  const auto stretches = busy_stretches(call_intervals(t));
+  if (!stretches.empty()) {
+    double end = 0;
+    for (const auto& b : stretches) {
+      busy_ += b.end - b.start;
+      end = std::max(end, b.end);
+    }
+    span_ += end - stretches.front().start;
+  }
+}
+
+CorpusStats CorpusStatsAccumulator::result() const {
+  CorpusStats s = s_;
   s.requests = s.main_calls + s.subagent_calls;
+  auto in = in_, out = out_, gaps = gaps_, mains = mains_;  // summarize sorts its input
   s.input_tokens = summarize(in);
   s.output_tokens = summarize(out);
   s.main_gap_s = summarize(gaps);
   s.main_calls_per_trace = summarize(mains);
-  s.waiting_share = span > 0 ? 1.0 - busy / span : 0.0;
+  s.waiting_share = span_ > 0 ? 1.0 - busy_ / span_ : 0.0;
   return s;
+}
+
+CorpusStats corpus_stats(const std::vector<WekaTrace>& traces) {
+  CorpusStatsAccumulator acc;
+  for (const auto& t : traces) acc.add(t);
+  return acc.result();
 }
 
 std::vector<TraceWorkingSet> time_averaged_working_sets(const std::vector<WekaTrace>& traces, double cap) {
   std::vector<TraceWorkingSet> out;
   out.reserve(traces.size());
-  for (const auto& t : traces) {
-    // The replayed clock: idle stretches longer than the cap shrink to it.
-    const auto stretches = busy_stretches(call_intervals(t));
-    std::vector<std::pair<double, double>> shifts;  // (original time from which, cumulative shift)
-    double shift = 0;
-    for (std::size_t i = 1; i < stretches.size(); ++i) {
-      const double idle = stretches[i].start - stretches[i - 1].end;
-      if (idle > cap) shift += idle - cap;
-      shifts.push_back({stretches[i].start, shift});
+  for (const auto& t : traces) out.push_back(time_averaged_working_set(t, cap));
+  return out;
+}
+
+TraceWorkingSet time_averaged_working_set(const WekaTrace& t, double cap) {
+  // The replayed clock: idle stretches longer than the cap shrink to it.
+  const auto stretches = busy_stretches(call_intervals(t));
+  std::vector<std::pair<double, double>> shifts;  // (original time from which, cumulative shift)
+  double shift = 0;
+  for (std::size_t i = 1; i < stretches.size(); ++i) {
+    const double idle = stretches[i].start - stretches[i - 1].end;
+    if (idle > cap) shift += idle - cap;
+    shifts.push_back({stretches[i].start, shift});
+  }
+  auto replayed = [&](double x) {
+    double sft = 0;
+    for (const auto& [from, s] : shifts) {
+      if (x < from) break;
+      sft = s;
     }
-    auto replayed = [&](double x) {
-      double sft = 0;
-      for (const auto& [from, s] : shifts) {
-        if (x < from) break;
-        sft = s;
-      }
-      return x - sft;
-    };
-    // Events: a stream's context changes at each call's start; a subagent
-    // group leaves at its last end; the main stream stays to the end.
-    std::map<double, std::vector<std::pair<int, double>>> events;  // time -> (stream, new context; <0 = leaves)
-    int stream = 0;
-    double trace_end = 0;
-    for (const auto& e : t.entries) {
-      if (!e.is_subagent) {
-        events[replayed(e.call.t)].push_back({0, static_cast<double>(e.call.in + e.call.out)});
-        trace_end = std::max(trace_end, replayed(e.call.t + e.call.api_time));
-        continue;
-      }
-      ++stream;
-      double last_end = 0;
-      for (const auto& c : e.subagent.calls) {
-        events[replayed(c.t)].push_back({stream, static_cast<double>(c.in + c.out)});
-        last_end = std::max(last_end, replayed(c.t + c.api_time));
-      }
-      if (!e.subagent.calls.empty()) events[last_end].push_back({stream, -1});
-      trace_end = std::max(trace_end, last_end);
-    }
-    TraceWorkingSet ws;
-    if (events.empty()) {
-      out.push_back(ws);
+    return x - sft;
+  };
+  // Events: a stream's context changes at each call's start; a subagent
+  // group leaves at its last end; the main stream stays to the end.
+  std::map<double, std::vector<std::pair<int, double>>> events;  // time -> (stream, new context; <0 = leaves)
+  int stream = 0;
+  double trace_end = 0;
+  for (const auto& e : t.entries) {
+    if (!e.is_subagent) {
+      events[replayed(e.call.t)].push_back({0, static_cast<double>(e.call.in + e.call.out)});
+      trace_end = std::max(trace_end, replayed(e.call.t + e.call.api_time));
       continue;
     }
-    std::map<int, double> live;
-    double current = 0, area = 0, last = events.begin()->first;
-    for (const auto& [at, changes] : events) {
-      area += current * (at - last);
-      last = at;
-      for (const auto& [st, ctx] : changes) {
-        if (ctx < 0) live.erase(st);
-        else live[st] = ctx;
-      }
-      current = 0;
-      for (const auto& [st, ctx] : live) current += ctx;
-      ws.peak_tokens = std::max(ws.peak_tokens, current);
+    ++stream;
+    double last_end = 0;
+    for (const auto& c : e.subagent.calls) {
+      events[replayed(c.t)].push_back({stream, static_cast<double>(c.in + c.out)});
+      last_end = std::max(last_end, replayed(c.t + c.api_time));
     }
-    area += current * std::max(0.0, trace_end - last);
-    ws.span_s = std::max(0.0, trace_end - events.begin()->first);
-    ws.mean_tokens = ws.span_s > 0 ? area / ws.span_s : current;
-    out.push_back(ws);
+    if (!e.subagent.calls.empty()) events[last_end].push_back({stream, -1});
+    trace_end = std::max(trace_end, last_end);
   }
-  return out;
+  TraceWorkingSet ws;
+  if (events.empty()) return ws;
+  std::map<int, double> live;
+  double current = 0, area = 0, last = events.begin()->first;
+  for (const auto& [at, changes] : events) {
+    area += current * (at - last);
+    last = at;
+    for (const auto& [st, ctx] : changes) {
+      if (ctx < 0) live.erase(st);
+      else live[st] = ctx;
+    }
+    current = 0;
+    for (const auto& [st, ctx] : live) current += ctx;
+    ws.peak_tokens = std::max(ws.peak_tokens, current);
+  }
+  area += current * std::max(0.0, trace_end - last);
+  ws.span_s = std::max(0.0, trace_end - events.begin()->first);
+  ws.mean_tokens = ws.span_s > 0 ? area / ws.span_s : current;
+  return ws;
 }
 
 double lane_working_set(const std::vector<TraceWorkingSet>& sets) {

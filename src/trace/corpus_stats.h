@@ -30,6 +30,20 @@ struct CorpusStats {
 
 CorpusStats corpus_stats(const std::vector<WekaTrace>& traces);
 
+// The same, one trace at a time (a corpus streamed from a file that is
+// never held whole: `traces inspect`). Keeps per-request token counts and
+// per-trace gaps for the percentiles, nothing of the traces themselves.
+class CorpusStatsAccumulator {
+ public:
+  void add(const WekaTrace& t);
+  CorpusStats result() const;
+
+ private:
+  CorpusStats s_;
+  std::vector<double> in_, out_, gaps_, mains_;
+  double span_ = 0, busy_ = 0;
+};
+
 // The KV working set a lane holds while it replays a trace, averaged over
 // the replayed timeline: at each instant, the context (in + out of its
 // latest call) of every live stream (the main agent from its first call to
@@ -47,6 +61,7 @@ struct TraceWorkingSet {
 };
 std::vector<TraceWorkingSet> time_averaged_working_sets(const std::vector<WekaTrace>& traces,
                                                         double tree_idle_cap_s = 300);
+TraceWorkingSet time_averaged_working_set(const WekaTrace& trace, double tree_idle_cap_s = 300);
 
 // Span-weighted mean of mean_tokens: the working set of one lane.
 double lane_working_set(const std::vector<TraceWorkingSet>& sets);

@@ -195,8 +195,14 @@ std::int64_t apply_256k_rule(WekaTrace& t) {
   return dropped;
 }
 
-std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptions& opts, LoadStats* stats_out) {
-  LoadStats stats;
+namespace {
+
+// Weka traces of `path` one at a time, filtered, to `keep` (the first
+// num_dataset_entries that pass the filters; later ones are still read and
+// checked, so the statistics and the duplicate-id check cover the corpus).
+// Nothing but the current record and the ids seen so far is held.
+void stream_weka_traces(const std::string& path, const LoadOptions& opts, LoadStats& stats,
+                        const std::function<void(WekaTrace&&)>& keep) {
   std::vector<std::string> files;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -215,7 +221,6 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
     throw UserError("trace path '" + path + "' does not exist");
   }
 
-  std::vector<WekaTrace> traces;
   std::unordered_map<std::string, std::string> seen;  // trace id -> where it was first read
   ReadProgress progress(opts.progress, files);
   const auto on_read = progress.counter();
@@ -238,7 +243,10 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
         return;
       }
       if (t.request_count() == 0) return;
-      traces.push_back(std::move(t));
+      if (opts.num_dataset_entries && stats.traces_kept >= *opts.num_dataset_entries) return;
+      ++stats.traces_kept;
+      stats.requests_kept += t.request_count();
+      keep(std::move(t));
     };
     if (jsonl) {
       for_each_line_counted(file, opts.max_decompressed_bytes, opts.max_record_bytes,
@@ -259,12 +267,16 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
       take(data, file);
     }
   }
-  if (opts.num_dataset_entries && static_cast<std::int64_t>(traces.size()) > *opts.num_dataset_entries)
-    traces.resize(static_cast<std::size_t>(*opts.num_dataset_entries));
-  stats.traces_kept = static_cast<std::int64_t>(traces.size());
-  for (const auto& t : traces) stats.requests_kept += t.request_count();
-  if (stats_out) *stats_out = stats;
   progress.finish(stats);
+}
+
+}  // namespace
+
+std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptions& opts, LoadStats* stats_out) {
+  LoadStats stats;
+  std::vector<WekaTrace> traces;
+  stream_weka_traces(path, opts, stats, [&](WekaTrace&& t) { traces.push_back(std::move(t)); });
+  if (stats_out) *stats_out = stats;
   return traces;
 }
 
@@ -296,6 +308,31 @@ std::vector<WekaTrace> filter_traces(std::vector<WekaTrace> traces, const LoadOp
 
 }  // namespace
 
+namespace {
+bool is_mooncake(const std::string& path, const std::string& format, const LoadOptions& opts) {
+  if (format == "auto" && !fs::is_directory(path)) {
+    const std::string head = read_head(path, 4096, opts.max_decompressed_bytes);
+    return head.find("\"input_length\"") != std::string::npos && head.find("\"requests\"") == std::string::npos;
+  }
+  if (format != "auto" && format != "weka" && format != "mooncake")
+    throw UserError("--trace-format '" + format + "': expected weka, mooncake or auto");
+  return format == "mooncake";
+}
+}  // namespace
+
+void for_each_trace(const std::string& path, const std::string& format, const LoadOptions& opts, LoadStats* stats,
+                    const std::function<void(WekaTrace&&)>& visit) {
+  if (path.rfind("synth:", 0) != 0 && !is_mooncake(path, format, opts)) {
+    LoadStats st;
+    stream_weka_traces(path, opts, st, visit);
+    if (stats) *stats = st;
+    return;
+  }
+  // A synthetic corpus is made in memory, and Mooncake rows join their
+  // sessions across the whole file: both are held whole anyway.
+  for (auto& t : load_traces(path, format, opts, stats)) visit(std::move(t));
+}
+
 std::vector<WekaTrace> load_traces(const std::string& path, const std::string& format, const LoadOptions& opts,
                                    LoadStats* stats) {
   LoadStats st;
@@ -313,14 +350,7 @@ std::vector<WekaTrace> load_traces(const std::string& path, const std::string& f
     if (opts.progress) opts.progress->finish(ReadProgress::kept_note(st));
     return kept;
   }
-  bool mooncake = format == "mooncake";
-  if (format == "auto" && !fs::is_directory(path)) {
-    const std::string head = read_head(path, 4096, opts.max_decompressed_bytes);
-    mooncake = head.find("\"input_length\"") != std::string::npos && head.find("\"requests\"") == std::string::npos;
-  } else if (format != "auto" && format != "weka" && format != "mooncake") {
-    throw UserError("--trace-format '" + format + "': expected weka, mooncake or auto");
-  }
-  if (!mooncake) return load_weka_traces(path, opts, stats);
+  if (!is_mooncake(path, format, opts)) return load_weka_traces(path, opts, stats);
   st.files = 1;
   ReadProgress progress(opts.progress, {path});
   auto kept = filter_traces(load_mooncake_rows(path, 512, opts, progress.counter()), opts, st);

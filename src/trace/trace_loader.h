@@ -60,6 +60,14 @@ std::vector<WekaTrace> load_weka_traces(const std::string& path, const LoadOptio
 std::vector<WekaTrace> load_traces(const std::string& path, const std::string& format, const LoadOptions& opts,
                                    LoadStats* stats = nullptr);
 
+// The same traces, handed to `visit` one at a time as they are read, so a
+// caller that needs one trace at a time (`traces inspect`) holds one trace,
+// not the corpus: memory stays bounded by the largest record. Weka files
+// are streamed; Mooncake rows and synth: presets are built whole first
+// (their sessions span the file or are made in memory).
+void for_each_trace(const std::string& path, const std::string& format, const LoadOptions& opts, LoadStats* stats,
+                    const std::function<void(WekaTrace&&)>& visit);
+
 // Reads a whole file, decompressing .zst (streamed, at most
 // max_decompressed_bytes). Throws UserError naming the file (and the cap).
 std::string read_maybe_zstd(const std::string& path,
