@@ -186,7 +186,8 @@ class Runner {
       // The marker goes after the system blocks, never last (the last piece
       // closes the token list).
       const std::size_t at =
-          p.marker_piece ? marker_piece_index(*p.trace, pieces.pieces.size()) : pieces.pieces.size();
+          p.marker_piece ? marker_piece_index(p.tree.streams[static_cast<std::size_t>(s)], pieces.pieces.size())
+                         : pieces.pieces.size();
       for (std::size_t i = 0; i < pieces.pieces.size(); ++i) {
         if (i == at) req.body.push_back(p.marker_piece);
         req.body.push_back(pieces.pieces[i]);

@@ -14,8 +14,10 @@
 //    more than --system-idle-cap away, every pending timer moves earlier by
 //    the excess; when one tree has had nothing in flight for
 //    --trace-idle-gap-cap, that tree's timers do;
-//  - cache-bust: "[rid:<12 hex>]" of sha256("bench:pass:lane:trace") after a
-//    tree's system blocks, the same for every request of the tree;
+//  - cache-bust: "[rid:<12 hex>]" of sha256("bench:pass:lane:trace"), the
+//    same for every request of the tree, at the start of each stream's first
+//    user message: after that stream's own declared system blocks
+//    (trace/session_tree.h: a subagent's are its entry's, not the trace's);
 //  - --duration stops new requests; in-flight ones get --grace-period and are
 //    counted, then cancelled (499).
 //  - warmup (on by default): each initial lane's tree is cut at AIPerf's t*

@@ -38,10 +38,8 @@ double trajectory_start_ms(const ReplayConfig& cfg, const trace::SessionTree& tr
                           cfg.t_star_max);
 }
 
-std::size_t marker_piece_index(const trace::WekaTrace& trace, std::size_t pieces) {
-  const std::int64_t bs = trace.block_size;
-  const auto system_blocks = static_cast<std::size_t>((trace.tool_tokens + trace.system_tokens + bs - 1) / bs);
-  return pieces == 0 ? 0 : std::min(system_blocks, pieces - 1);
+std::size_t marker_piece_index(const trace::Stream& stream, std::size_t pieces) {
+  return pieces == 0 ? 0 : std::min(static_cast<std::size_t>(stream.system_blocks), pieces - 1);
 }
 
 ReplayScheduler::ReplayScheduler(const ReplayConfig& cfg, const std::vector<trace::WekaTrace>& traces,

@@ -200,9 +200,11 @@ class ReplayScheduler {
 };
 
 // The piece of a prompt of `pieces` pieces before which the play's
-// cache-bust marker goes: after the trace's system blocks, never after the
-// last piece (which closes a token-id list). Both drivers place it here.
-std::size_t marker_piece_index(const trace::WekaTrace& trace, std::size_t pieces);
+// cache-bust marker goes: after the stream's own system blocks
+// (trace::Stream::system_blocks: where its first user message starts), never
+// after the last piece (which closes a token-id list). Both drivers place it
+// here, at the same place in every turn of a stream.
+std::size_t marker_piece_index(const trace::Stream& stream, std::size_t pieces);
 
 
 // AIPerf's TrajectorySource._trace_time_bounds: the min and max recorded

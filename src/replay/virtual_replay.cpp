@@ -14,8 +14,8 @@ namespace agentperf::replay {
 namespace {
 
 // The prompt of a dispatched turn as the engine's token ids: the turn's
-// blocks and tail, with the play's cache-bust marker after the system
-// blocks (where the HTTP driver writes it into a token-id prompt).
+// blocks and tail, with the play's cache-bust marker after the stream's
+// system blocks (where the HTTP driver writes it into a token-id prompt).
 std::shared_ptr<const std::vector<sim::Token>> prompt_ids(const Dispatch& d, std::int64_t& isl) {
   Play& p = *d.play;
   const auto& turn = p.tree.streams[static_cast<std::size_t>(d.stream)].turns[static_cast<std::size_t>(d.turn)];
@@ -24,7 +24,8 @@ std::shared_ptr<const std::vector<sim::Token>> prompt_ids(const Dispatch& d, std
   p.builder->append_token_ids(call, trace::TurnRef{d.stream, d.turn}, *ids);
   if (!p.marker_ids.empty()) {
     // Every piece before the marker is a whole block.
-    const std::size_t piece = marker_piece_index(*p.trace, trace::PromptBuilder::piece_count(call, p.trace->block_size));
+    const std::size_t piece = marker_piece_index(p.tree.streams[static_cast<std::size_t>(d.stream)],
+                                                 trace::PromptBuilder::piece_count(call, p.trace->block_size));
     const auto at = static_cast<std::int64_t>(piece) * p.trace->block_size;
     ids->insert(ids->begin() + std::min<std::int64_t>(at, static_cast<std::int64_t>(ids->size())), p.marker_ids.begin(),
                 p.marker_ids.end());

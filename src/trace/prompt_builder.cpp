@@ -20,7 +20,7 @@ std::vector<MessageSpan> segment_messages(const Stream& stream, int turn, const 
     std::int64_t blocks;
   };
   const std::int64_t bs = trace.block_size;
-  const std::int64_t sys = (trace.tool_tokens + trace.system_tokens + bs - 1) / bs;
+  const std::int64_t sys = stream.system_blocks;  // the stream's own declared prefix (session_tree.h)
   std::vector<Seg> segs;
   std::int64_t full = 0;
   for (int j = 0; j <= turn; ++j) {

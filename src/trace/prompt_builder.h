@@ -32,8 +32,9 @@ struct PromptPieces {
 };
 
 // Chat segmentation of a turn's prompt (AIPerf's ConversationReconstructor):
-// turn 0 is a system message of the trace's ceil((tool + system) / block)
-// blocks and a user message with the rest; turn k keeps turn k-1's messages
+// turn 0 is a system message of the stream's own declared prefix
+// (Stream::system_blocks: the trace's for the root, a subagent entry's for
+// its stream; none when none is declared) and a user message with the rest; turn k keeps turn k-1's messages
 // cut at their shared blocks (LCP), then the previous answer as recorded
 // (`assistant_blocks`, block-aligned) as an assistant message and the
 // remaining new blocks as a user message. The turn's partial tail ends the

@@ -55,6 +55,28 @@ double subagent_end(const SubagentGroup& g) {
   return g.t;
 }
 
+// P of session_tree.h: the whole blocks of a stream's first call that its
+// declared tool + system tokens cover (0 when none are declared).
+std::int64_t system_blocks(std::int64_t tool, std::int64_t system, const TraceCall& first, int bs) {
+  if (tool + system <= 0) return 0;
+  const std::int64_t declared = (tool + system + bs - 1) / bs;
+  return std::min({declared, first.in / bs, static_cast<std::int64_t>(first.hash_ids.size())});
+}
+
+// _chain_init_tokens: a further chain inherits its base's declared prefix
+// only when its first call starts with the same blocks as the base's first
+// call for the whole declared length.
+std::int64_t chain_system_blocks(std::int64_t tool, std::int64_t system, const TraceCall& base_first,
+                                 const TraceCall& chain_first, int bs) {
+  if (tool + system <= 0) return 0;
+  const auto declared = static_cast<std::size_t>((tool + system + bs - 1) / bs);
+  const auto& a = chain_first.hash_ids;
+  const auto& b = base_first.hash_ids;
+  if (a.size() < declared || b.size() < declared || !std::equal(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(declared), b.begin()))
+    return 0;
+  return system_blocks(tool, system, chain_first, bs);
+}
+
 std::string chain_suffix(std::size_t n) {
   char name[32];
   std::snprintf(name, sizeof name, "fa:%03zu", n);
@@ -235,6 +257,9 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
       tree.streams[0].turns.push_back(std::move(turn));
       root_index.outer.push_back(top_outer[i]);
     }
+    if (!tree.streams[0].turns.empty())
+      tree.streams[0].system_blocks =
+          system_blocks(trace.tool_tokens, trace.system_tokens, *tree.streams[0].turns.front().call, trace.block_size);
   }
 
   // Subagents (_reconstruct_serial): spawned by the preceding root turn,
@@ -261,14 +286,25 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
     ChainResult inner_chains;
     if (split_flattened_agents) inner_chains = detect_agent_chains(inner);
     tree.seams += inner_chains.seams;
+    const auto& sa = entry.subagent;
     if (inner_chains.chains.empty()) {
-      br.children.push_back(add_child(tree, sid, sid, inner));
+      const int s = add_child(tree, sid, sid, inner);
+      tree.streams[static_cast<std::size_t>(s)].system_blocks =
+          system_blocks(sa.tool_tokens, sa.system_tokens, *inner.front(), trace.block_size);
+      br.children.push_back(s);
       continue;
     }
+    const TraceCall* base_first = nullptr;  // the subagent main chain's first call
     for (std::size_t c = 0; c < inner_chains.chains.size(); ++c) {
       std::vector<const TraceCall*> calls;
       for (std::size_t i : inner_chains.chains[c].calls) calls.push_back(inner[i]);
-      br.children.push_back(add_child(tree, c == 0 ? sid : sid + ":" + chain_suffix(c - 1), sid, std::move(calls)));
+      const TraceCall& first = *calls.front();
+      const int s = add_child(tree, c == 0 ? sid : sid + ":" + chain_suffix(c - 1), sid, std::move(calls));
+      if (c == 0) base_first = &first;
+      tree.streams[static_cast<std::size_t>(s)].system_blocks =
+          c == 0 ? system_blocks(sa.tool_tokens, sa.system_tokens, first, trace.block_size)
+                 : chain_system_blocks(sa.tool_tokens, sa.system_tokens, *base_first, first, trace.block_size);
+      br.children.push_back(s);
       if (c > 0) ++tree.flattened_agents;
     }
   }
@@ -288,7 +324,12 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
     const int join = root_index.join(tree.streams[0], first_outer, chain_end);
     Branch& br = branch_for(flat_branches, preceding, join);
     br.start_s = std::min(br.start_s, calls.front()->t);
-    br.children.push_back(add_child(tree, trace.id + "::" + chain_suffix(c - 1), trace.id, std::move(calls)));
+    const TraceCall& first = *calls.front();
+    const int s = add_child(tree, trace.id + "::" + chain_suffix(c - 1), trace.id, std::move(calls));
+    tree.streams[static_cast<std::size_t>(s)].system_blocks =
+        chain_system_blocks(trace.tool_tokens, trace.system_tokens, *tree.streams[0].turns.front().call, first,
+                            trace.block_size);
+    br.children.push_back(s);
     ++tree.flattened_agents;
   }
   for (const auto& br : sa_branches)

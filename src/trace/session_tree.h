@@ -38,7 +38,18 @@
 //    call's end; same branch grouping and offsets. AIPerf's further naming
 //    of some chains ::wg: (worker groups) and ::aux: (sidecars) is not made.
 //  - theoretical prefix-cache hit per turn: its blocks already seen earlier
-//    in the trace (one seen-set for the whole tree, in recorded time order).
+//    in the trace (one seen-set for the whole tree, in recorded time order);
+//  - each stream's system message (weka_synth_buf.py @ 08ec06877e94
+//    ConversationReconstructor.init_turn_0; weka_trace.py _chain_init_tokens):
+//    the declared tool + system tokens of that stream's own context, never
+//    fabricated: the root uses the trace's, a subagent's main chain its
+//    entry's own (0 when the entry declares none), and a further chain (a
+//    flattened agent, a chain inside a subagent) its base's counts only when
+//    its first call's leading hash blocks are the base chain's first call's
+//    for that many blocks, else none. It spans P = min(ceil((T + S) / bs),
+//    floor(in / bs), hash_ids) whole blocks of the stream's first call, and
+//    the cache-bust marker goes right after it, at the start of the first
+//    user message (AIPerf's worker prepends it to that message's content).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -75,6 +86,7 @@ struct Stream {
   bool spawn_on_send = false;  // in spawned_by's spawns_on_send, not its spawns
   int depth = 0;               // AIPerf agent_depth: 0 root, 1 its children
   bool background = false;
+  std::int64_t system_blocks = 0;  // P above: whole blocks of the stream's system message
   std::vector<Turn> turns;
 };
 

@@ -152,6 +152,8 @@ WekaTrace parse_weka_trace(std::string_view json, const std::string& where) {
       simdjson::dom::element dur;
       if (ro["duration_ms"].get(dur) == simdjson::SUCCESS && !dur.is_null())
         g.duration_ms = r.number(ro, "duration_ms", true);
+      g.tool_tokens = r.integer(ro, "tool_tokens", false, 0, 0, kMaxExtraTokens);
+      g.system_tokens = r.integer(ro, "system_tokens", false, 0, 0, kMaxExtraTokens);
       simdjson::dom::array inner;
       if (ro["requests"].get_array().get(inner)) r.fail("subagent '" + g.agent_id + "' has no 'requests' array");
       std::size_t k = 0;
@@ -216,6 +218,11 @@ std::string to_json_line(const WekaTrace& t) {
     s += buf;
     if (e.subagent.duration_ms) {
       std::snprintf(buf, sizeof buf, R"("duration_ms":%.3f,)", *e.subagent.duration_ms);
+      s += buf;
+    }
+    if (e.subagent.tool_tokens || e.subagent.system_tokens) {
+      std::snprintf(buf, sizeof buf, R"("tool_tokens":%lld,"system_tokens":%lld,)",
+                    static_cast<long long>(e.subagent.tool_tokens), static_cast<long long>(e.subagent.system_tokens));
       s += buf;
     }
     s += "\"requests\":[";

@@ -44,6 +44,11 @@ struct SubagentGroup {
   // The subagent's recorded wall time in ms (null for async launches): its
   // recorded end t + duration_ms / 1000 picks the root call that joins it.
   std::optional<double> duration_ms;
+  // The subagent's own declared tool and system prefix (AIPerf's
+  // WekaSubagentEntry.tool_tokens / system_tokens, default 0): its stream's
+  // system message, not the trace's.
+  std::int64_t tool_tokens = 0;
+  std::int64_t system_tokens = 0;
   std::vector<TraceCall> calls;
 };
 

@@ -212,6 +212,60 @@ TEST(Replay, CacheBustMarkerPerPlayAndSharedByTheTree) {
   if (by_conv.count("T1#1")) EXPECT_NE(by_conv["T1#0"], by_conv["T1#1"]);
 }
 
+// The marker opens each stream's first user message: after the root's
+// declared system blocks (8 tokens = 2 blocks of 4 here) in every root turn,
+// and at the very front of every turn of a subagent that declares no prefix
+// of its own (AIPerf never gives a subagent the trace's system message). It
+// once followed the trace's system blocks in subagent streams too, and so
+// sat at token 8 of a subagent's longer turns but at token 4 of its 2-block
+// first turn (capped before the last piece): a marker that moved between
+// turns of one stream broke that stream's prefix reuse.
+TEST(Replay, CacheBustMarkerOpensEachStreamsFirstUserMessage) {
+  const char* j = R"({"id":"M","block_size":4,"system_tokens":8,"requests":[
+    {"type":"n","t":0,"in":12,"out":2,"hash_ids":[0,1,2],"api_time":0.05},
+    {"type":"subagent","t":0.1,"agent_id":"A","requests":[
+       {"type":"n","t":0.10,"in":8,"out":2,"hash_ids":[40,41],"api_time":0.05},
+       {"type":"n","t":0.20,"in":16,"out":2,"hash_ids":[40,41,42,43],"api_time":0.05},
+       {"type":"n","t":0.30,"in":20,"out":2,"hash_ids":[40,41,42,43,44],"api_time":0.05}]},
+    {"type":"n","t":0.40,"in":16,"out":2,"hash_ids":[0,1,2,3],"api_time":0.01}]})";
+  Recorder rec;
+  testserver::ScriptedServer server(rec.handler());
+  server.start();
+  std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(j, "t")};
+  auto res = replay::run_replay(config(server.url(), 0.45), traces, "m");
+  auto seen = relabel(rec.snapshot(), res);
+  // The index in the token-id prompt of the marker's first id (ids of five
+  // digits starting 31, as in the test above); -1 when absent.
+  auto marker_at = [](const std::string& body) {
+    const auto p = body.find("\"prompt\":[");
+    int index = 0;
+    std::string cur;
+    for (std::size_t i = p + 10; i < body.size(); ++i) {
+      if (body[i] == ',' || body[i] == ']') {
+        if (cur.size() == 5 && cur.rfind("31", 0) == 0) return index;
+        cur.clear();
+        ++index;
+        if (body[i] == ']') break;
+      } else {
+        cur += body[i];
+      }
+    }
+    return -1;
+  };
+  int root_turns = 0, sub_turns = 0;
+  for (const auto& s : seen) {
+    if (s.conversation.rfind("M#0", 0) == 0 && s.conversation == "M#0") {
+      EXPECT_EQ(marker_at(s.body), 8) << s.body;
+      ++root_turns;
+    } else if (s.conversation.rfind("M::sa:A#0", 0) == 0) {
+      EXPECT_EQ(marker_at(s.body), 0) << s.body;
+      ++sub_turns;
+    }
+  }
+  EXPECT_EQ(root_turns, 2);
+  EXPECT_EQ(sub_turns, 3);
+}
+
 TEST(Replay, GraceExpiryCancelsInFlight) {
   const char* slow = R"({"id":"S","block_size":4,"requests":[{"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":5}]})";
   Recorder rec;

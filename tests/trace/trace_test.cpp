@@ -2,6 +2,8 @@
 // with hand-computed delays and barriers, prompt reconstruction, synthesis.
 #include "support/subagent_trace.h"
 #include <gtest/gtest.h>
+
+#include <map>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -372,6 +374,65 @@ TEST(SessionTree, FlattenedAgentsInsideASubagentGroup) {
   EXPECT_EQ(tree.streams[1].turns[1].barriers, (std::vector<TurnRef>{{2, 0}}));
   EXPECT_TRUE(tree.streams[2].turns[0].barriers.empty());  // S's 1.5 call still running at 2.0
   EXPECT_TRUE(tree.streams[0].turns[1].barriers.empty());  // the root is a scope of its own
+}
+
+// Each stream's system message is its own declared prefix, never the
+// trace's fabricated onto a subagent (weka_synth_buf.py @ 08ec06877e94
+// init_turn_0; weka_trace.py @ 2141c6217b7f _chain_init_tokens): the root
+// has the trace's 8 + 4 tokens = 3 blocks of 4; subagent S declares none
+// (all user content), subagent D declares 5 tokens = 2 blocks; D's forked
+// chain starts with D's first two blocks and inherits them; S's forked
+// chain has no declared prefix to inherit; the root's flattened chain
+// (other first blocks) inherits nothing either.
+TEST(SessionTree, EachStreamHasItsOwnDeclaredSystemPrefix) {
+  const char* j = R"({"id":"P","block_size":4,"tool_tokens":8,"system_tokens":4,"requests":[
+    {"t":0,"in":20,"out":1,"hash_ids":[0,1,2,3,4],"api_time":1},
+    {"type":"subagent","t":1.5,"agent_id":"S","requests":[
+      {"t":1.5,"in":8,"out":1,"hash_ids":[50,51],"api_time":1},
+      {"t":2.0,"in":12,"out":1,"hash_ids":[50,51,60],"api_time":0.2},
+      {"t":3.0,"in":12,"out":1,"hash_ids":[50,51,52],"api_time":1}]},
+    {"type":"subagent","t":1.6,"agent_id":"D","tool_tokens":3,"system_tokens":2,"requests":[
+      {"t":1.6,"in":12,"out":1,"hash_ids":[70,71,72],"api_time":1},
+      {"t":2.1,"in":16,"out":1,"hash_ids":[70,71,80,81],"api_time":0.2},
+      {"t":3.1,"in":16,"out":1,"hash_ids":[70,71,72,73],"api_time":1}]},
+    {"t":5,"in":24,"out":1,"hash_ids":[0,1,2,3,4,5],"api_time":1}]})";
+  auto t = parse_weka_trace(j, "x");
+  EXPECT_EQ(t.entries[2].subagent.tool_tokens, 3);
+  EXPECT_EQ(t.entries[2].subagent.system_tokens, 2);
+  // The fields survive a round trip through the generator's writer.
+  EXPECT_EQ(parse_weka_trace(to_json_line(t), "y").entries[2].subagent.system_tokens, 2);
+  auto tree = build_session_tree(t);
+  std::map<std::string, std::int64_t> blocks;
+  for (const auto& st : tree.streams) blocks[st.conversation_id] = st.system_blocks;
+  EXPECT_EQ(blocks["P"], 3);
+  EXPECT_EQ(blocks["P::sa:S"], 0);
+  EXPECT_EQ(blocks["P::sa:S:fa:000"], 0);
+  EXPECT_EQ(blocks["P::sa:D"], 2);
+  EXPECT_EQ(blocks["P::sa:D:fa:000"], 2);
+  // Chat segmentation follows: a subagent without a declared prefix is all
+  // user content; D opens with its own 2-block system message.
+  for (std::size_t k = 0; k < tree.streams.size(); ++k) {
+    const auto& st = tree.streams[k];
+    const auto spans = segment_messages(st, 0, t, PromptBuilder::piece_count(*st.turns[0].call, 4));
+    if (st.system_blocks == 0) {
+      EXPECT_STREQ(spans.front().role, "user") << st.conversation_id;
+    } else {
+      EXPECT_STREQ(spans.front().role, "system") << st.conversation_id;
+      EXPECT_EQ(spans.front().pieces, static_cast<std::size_t>(st.system_blocks)) << st.conversation_id;
+    }
+  }
+  // A flattened top-level chain that does not start with the root's
+  // declared blocks has no system message.
+  const char* flat = R"({"id":"F","block_size":4,"system_tokens":8,"requests":[
+    {"t":0,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1},
+    {"t":2,"in":12,"out":1,"hash_ids":[90,91,92],"api_time":1},
+    {"t":4,"in":16,"out":1,"hash_ids":[0,1,2,3],"api_time":1},
+    {"t":6,"in":16,"out":1,"hash_ids":[90,91,92,93],"api_time":1}]})";
+  auto tf = parse_weka_trace(flat, "f");
+  auto ft = build_session_tree(tf);
+  ASSERT_EQ(ft.streams.size(), 2u);
+  EXPECT_EQ(ft.streams[0].system_blocks, 2);
+  EXPECT_EQ(ft.streams[1].system_blocks, 0);
 }
 
 // Subagent timing after AIPerf (SemiAnalysisAI/aiperf @ 2141c6217b7f,
