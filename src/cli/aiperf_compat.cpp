@@ -16,10 +16,10 @@ const std::set<std::string> kSameWithValue = {
     "--random-seed", "--failed-request-threshold", "--trajectory-start-min-ratio", "--trajectory-start-max-ratio",
     "--warmup-requests-per-lane", "--trace-idle-gap-cap-seconds", "--warmup-grace-period", "--extra-inputs",
     "--max-context-length", "--num-dataset-entries", "--output-artifact-dir", "--header", "-H", "--api-key",
-    "--request-timeout-seconds", "--benchmark-grace-period"};
+    "--request-timeout-seconds", "--benchmark-grace-period", "--slice-duration"};
 const std::set<std::string> kSameFlag = {"--streaming"};
 // Accepted, without effect here (listed in the results).
-const std::set<std::string> kNotModelledWithValue = {"--slice-duration", "--dynamo-session-timeout-seconds"};
+const std::set<std::string> kNotModelledWithValue = {"--dynamo-session-timeout-seconds"};
 const std::set<std::string> kNotModelledFlag = {"--no-gpu-telemetry", "--tokenizer-trust-remote-code",
                                                 "--use-dynamo-conv-aware-routing"};
 

@@ -29,7 +29,10 @@
 //                             submission_valid = false ("unsafe_override")
 //   --use-server-token-count  followed always (usage counts are used when
 //                             the server sends them)
-//   --no-gpu-telemetry, --tokenizer-trust-remote-code, --slice-duration,
+//   --slice-duration S        replay's --slice-duration (server-metrics time
+//                             slices; the client-side timeslices file is
+//                             not written)
+//   --no-gpu-telemetry, --tokenizer-trust-remote-code,
 //   --use-dynamo-conv-aware-routing, --dynamo-session-timeout-seconds:
 //                             accepted and listed in the results' metadata
 //                             as not modelled, never silently dropped

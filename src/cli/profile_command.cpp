@@ -173,6 +173,10 @@ void add_output_options(CLI::App& cmd, RunOutputConfig& cfg) {
       ->group(output);
   cmd.add_option("--server-metrics-interval", cfg.server_metrics_interval_s, "Seconds between scrapes")
       ->check(positive_seconds_up_to(limits::max_interval_s))->group(output)->capture_default_str();
+  cmd.add_option("--slice-duration", cfg.slice_duration_s,
+                 "Time slices of this many seconds in server_metrics_export.json (every series' timeslices, as "
+                 "AIPerf's --slice-duration writes them; InferenceX's plot script draws its server panels from them)")
+      ->check(positive_seconds_up_to(limits::max_interval_s))->group(output);
   cmd.add_option("-o,--artifact-dir,--output-artifact-dir", cfg.artifact_dir,
                  "Folder for result files (default: a new folder per run under artifacts/, named as AIPerf names it "
                  "plus the start time; artifacts/latest links to it)")
@@ -235,6 +239,7 @@ std::unique_ptr<MetricsScraper> start_server_metrics(const ClientConfig& client,
   }
   auto s = std::make_unique<MetricsScraper>(url, out.server_metrics_interval_s,
                                             (std::filesystem::path(out.artifact_dir) / "server_metrics_timeline.jsonl").string());
+  s->set_slice_duration(out.slice_duration_s);
   s->start();
   return s;
 }

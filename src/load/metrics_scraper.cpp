@@ -31,6 +31,7 @@ struct MetricsScraper::Impl {
   std::optional<ServerMetricsLog> log;
   std::optional<asio::steady_timer> timer;
   std::int64_t window_start = 0, window_end = 0;
+  std::int64_t slice_ns = 0;
   std::string benchmark_id;
 
   asio::awaitable<void> loop() {
@@ -107,11 +108,11 @@ std::size_t MetricsScraper::stop() {
   });
   // AIPerf's server_metrics_export.json / .csv beside the timeline.
   const auto dir = std::filesystem::path(d.output).parent_path();
-  const auto j = d.log->export_json(d.window_start, d.window_end, d.benchmark_id);
+  const auto j = d.log->export_json(d.window_start, d.window_end, d.benchmark_id, d.slice_ns);
   write_file_atomically(dir / "server_metrics_export.json", [&](std::ostream& out) {
     out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
   });
-  const std::string csv = d.log->export_csv(d.window_start, d.window_end, d.benchmark_id);
+  const std::string csv = d.log->export_csv(d.window_start, d.window_end, d.benchmark_id, d.slice_ns);
   write_file_atomically(dir / "server_metrics_export.csv", [&](std::ostream& out) { out << csv; });
   return d.lines.size();
 }
@@ -122,6 +123,10 @@ void MetricsScraper::set_export_window(std::int64_t start_wall_ns, std::int64_t 
 }
 
 void MetricsScraper::set_benchmark_id(std::string id) { impl_->benchmark_id = std::move(id); }
+
+void MetricsScraper::set_slice_duration(double seconds) {
+  impl_->slice_ns = seconds > 0 ? static_cast<std::int64_t>(seconds * 1e9) : 0;
+}
 
 std::size_t MetricsScraper::failures() const { return impl_->failures; }
 

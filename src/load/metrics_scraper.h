@@ -27,6 +27,8 @@ class MetricsScraper {
   // before stop(). Default: every scrape.
   void set_export_window(std::int64_t start_wall_ns, std::int64_t end_wall_ns);
   void set_benchmark_id(std::string id);
+  // Seconds per time slice in server_metrics_export.json (0: none).
+  void set_slice_duration(double seconds);
   // Stops after a final scrape, writes the files (whole, renamed into
   // place); returns samples taken.
   std::size_t stop();

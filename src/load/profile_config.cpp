@@ -81,6 +81,7 @@ void ClientConfig::validate() const {
 void RunOutputConfig::validate() const {
   check_seconds("--progress-interval", progress_interval_s, false, limits::max_interval_s);
   check_seconds("--server-metrics-interval", server_metrics_interval_s, false, limits::max_interval_s);
+  if (slice_duration_s != 0) check_seconds("--slice-duration", slice_duration_s, false, limits::max_interval_s);
 }
 
 void LoadConfig::validate() const {

@@ -88,6 +88,9 @@ struct RunOutputConfig {
   bool server_metrics = false;
   std::string server_metrics_url;
   double server_metrics_interval_s = 1.0;
+  // --slice-duration: time slices of this many seconds in
+  // server_metrics_export.json (0: none; metrics/server_metrics_export.h).
+  double slice_duration_s = 0;
 
   // The result folder. Unless -o names one (artifact_dir_given), a run
   // writes into a folder of its own under this base (common/output_folder.h).

@@ -76,6 +76,97 @@ double increase(const std::vector<std::pair<std::int64_t, double>>& pts, std::si
   return total;
 }
 
+using Points = std::vector<std::pair<std::int64_t, double>>;
+
+// The value of the last scrape at or before t (the first scrape when none
+// is that early: the series' reference).
+double value_at(const Points& pts, std::int64_t t) {
+  auto it = std::upper_bound(pts.begin(), pts.end(), t, [](std::int64_t x, const auto& p) { return x < p.first; });
+  return it == pts.begin() ? pts.front().second : std::prev(it)->second;
+}
+
+struct Slice {
+  std::int64_t start, end;
+  bool complete;
+};
+
+// _compute_timeslice_boundaries: [from, to) in steps of d, the last one cut at `to`.
+std::vector<Slice> slice_grid(std::int64_t from, std::int64_t to, std::int64_t d) {
+  std::vector<Slice> out;
+  for (std::int64_t s = from; s < to; s += d) out.push_back({s, std::min(s + d, to), s + d <= to});
+  return out;
+}
+
+ojson slice_head(const Slice& s) {
+  ojson j = {{"start_ns", s.start}, {"end_ns", s.end}};
+  if (!s.complete) j["is_complete"] = false;
+  return j;
+}
+
+ojson gauge_slices(const Points& pts, const std::vector<Slice>& grid, std::int64_t last_scrape) {
+  ojson out = ojson::array();
+  for (const auto& sl : grid) {
+    double sum = 0, lo = 0, hi = 0;
+    std::size_t n = 0;
+    for (const auto& [t, v] : pts) {
+      // [start, end), the range's last slice also closed on the right.
+      const bool in = t >= sl.start && (t < sl.end || (!sl.complete && t == sl.end && t == last_scrape));
+      if (!in) continue;
+      lo = n ? std::min(lo, v) : v;
+      hi = n ? std::max(hi, v) : v;
+      sum += v;
+      ++n;
+    }
+    if (n == 0) continue;
+    ojson j = slice_head(sl);
+    j["avg"] = sum / static_cast<double>(n);
+    j["min"] = lo;
+    j["max"] = hi;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// Counter slices, and the rate statistics over the complete ones.
+ojson counter_slices(const Points& pts, const std::vector<Slice>& grid, ojson& stats) {
+  ojson out = ojson::array();
+  std::vector<double> rates;
+  for (const auto& sl : grid) {
+    const double total = std::max(0.0, value_at(pts, sl.end) - value_at(pts, sl.start));
+    const double secs = static_cast<double>(sl.end - sl.start) / 1e9;
+    const double rate = secs > 0 ? total / secs : 0.0;
+    if (sl.complete) rates.push_back(rate);
+    ojson j = slice_head(sl);
+    j["total"] = total;
+    j["rate"] = rate;
+    out.push_back(std::move(j));
+  }
+  if (!rates.empty()) {
+    const Summary s = summarize(rates);
+    stats["rate_avg"] = s.avg;
+    stats["rate_min"] = s.min;
+    stats["rate_max"] = s.max;
+    stats["rate_std"] = s.std;
+  }
+  return out;
+}
+
+ojson histogram_slices(const Points* count, const Points* sum, const std::vector<Slice>& grid) {
+  ojson out = ojson::array();
+  if (!count) return out;
+  for (const auto& sl : grid) {
+    const double c = value_at(*count, sl.end) - value_at(*count, sl.start);
+    const double s = sum ? value_at(*sum, sl.end) - value_at(*sum, sl.start) : 0.0;
+    if (c < 0 || s < 0) continue;  // a counter reset inside the slice
+    ojson j = slice_head(sl);
+    j["count"] = static_cast<std::int64_t>(std::llround(c));
+    j["sum"] = s;
+    j["avg"] = c > 0 ? s / c : 0.0;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 }  // namespace
 
 ServerMetricsLog::ServerMetricsLog(std::string endpoint_url) : url_(std::move(endpoint_url)) {}
@@ -140,7 +231,8 @@ void ServerMetricsLog::add_scrape(std::int64_t t_ns, std::string_view text) {
   }
 }
 
-ojson ServerMetricsLog::export_json(std::int64_t start, std::int64_t end, const std::string& benchmark_id) const {
+ojson ServerMetricsLog::export_json(std::int64_t start, std::int64_t end, const std::string& benchmark_id,
+                                    std::int64_t slice_ns) const {
   ojson j;
   j["schema_version"] = "1.0";
   j["aiperf_version"] = std::string("agentperf ") + std::string(version());
@@ -155,12 +247,22 @@ ojson ServerMetricsLog::export_json(std::int64_t start, std::int64_t end, const 
                 {"first_fetch_ns", times_.empty() ? ojson(nullptr) : ojson(times_.front())},
                 {"last_fetch_ns", times_.empty() ? ojson(nullptr) : ojson(times_.back())},
                 {"unique_updates", times_.size()},
+                {"first_update_ns", times_.empty() ? ojson(nullptr) : ojson(times_.front())},
+                {"last_update_ns", times_.empty() ? ojson(nullptr) : ojson(times_.back())},
                 {"duration_seconds", times_.size() >= 2 ? static_cast<double>(times_.back() - times_.front()) / 1e9 : 0.0}};
   j["summary"] = {{"endpoints_configured", ojson::array({url_})},
                   {"endpoints_successful", times_.empty() ? ojson::array() : ojson::array({url_})},
                   {"start_time", first ? ojson(iso_local(first)) : ojson(nullptr)},
                   {"end_time", last ? ojson(iso_local(last)) : ojson(nullptr)},
                   {"endpoint_info", {{url_, info}}}};
+  // The slices run from the profiling start to the later of its end and
+  // the last scrape (the final scrape after the run).
+  std::vector<Slice> grid;
+  const std::int64_t last_scrape = times_.empty() ? 0 : times_.back();
+  if (slice_ns > 0 && !times_.empty()) {
+    const std::int64_t from = start > 0 ? start : times_.front();
+    grid = slice_grid(from, std::max(end > 0 ? end : last_scrape, last_scrape), slice_ns);
+  }
   ojson metrics = ojson::object();
   // Histogram parts pair up by family + labels.
   std::map<std::pair<std::string, std::map<std::string, std::string>>, std::pair<const Series*, const Series*>> hist;
@@ -190,12 +292,13 @@ ojson ServerMetricsLog::export_json(std::int64_t start, std::int64_t end, const 
   for (const auto& [family, s] : plain) {
     auto f = families_.find(family);
     const std::string type = f != families_.end() ? f->second.type : "gauge";
-    ojson stats;
+    ojson stats, slices;
     if (type == "counter") {
       auto [lo, hi] = window_bounds(s->points, start, end);
       const double total = increase(s->points, lo, hi);
       const double secs = static_cast<double>(s->points[hi].first - s->points[lo].first) / 1e9;
       stats = {{"total", total}, {"rate", secs > 0 ? total / secs : 0.0}};
+      if (!grid.empty()) slices = counter_slices(s->points, grid, stats);
     } else {
       std::vector<double> v;
       for (const auto& [t, x] : s->points)
@@ -208,9 +311,11 @@ ojson ServerMetricsLog::export_json(std::int64_t start, std::int64_t end, const 
       Summary sm = summarize(v);
       stats = {{"avg", sm.avg}, {"min", sm.min}, {"max", sm.max}, {"std", sm.std}};
       for (std::size_t i = 0; i < kPercentiles.size(); ++i) stats["p" + std::to_string(kPercentiles[i])] = sm.p[i];
+      if (!grid.empty()) slices = gauge_slices(s->points, grid, last_scrape);
     }
-    entry(family, type == "counter" ? "counter" : "gauge")
-        .push_back({{"endpoint_url", url_}, {"labels", labels_json(s->labels)}, {"stats", std::move(stats)}});
+    ojson series = {{"endpoint_url", url_}, {"labels", labels_json(s->labels)}, {"stats", std::move(stats)}};
+    if (!grid.empty()) series["timeslices"] = std::move(slices);
+    entry(family, type == "counter" ? "counter" : "gauge").push_back(std::move(series));
   }
   for (const auto& [key, parts] : hist) {
     auto f = families_.find(key.first);
@@ -230,14 +335,19 @@ ojson ServerMetricsLog::export_json(std::int64_t start, std::int64_t end, const 
                    {"avg", count > 0 ? ojson(sum / count) : ojson(nullptr)},
                    {"count_rate", secs > 0 ? count / secs : 0.0},
                    {"sum_rate", secs > 0 ? sum / secs : 0.0}};
-    entry(key.first, type).push_back({{"endpoint_url", url_}, {"labels", labels_json(key.second)}, {"stats", std::move(stats)}});
+    ojson series = {{"endpoint_url", url_}, {"labels", labels_json(key.second)}, {"stats", std::move(stats)}};
+    if (!grid.empty())
+      series["timeslices"] = histogram_slices(parts.first ? &parts.first->points : nullptr,
+                                              parts.second ? &parts.second->points : nullptr, grid);
+    entry(key.first, type).push_back(std::move(series));
   }
   j["metrics"] = std::move(metrics);
   return j;
 }
 
-std::string ServerMetricsLog::export_csv(std::int64_t start, std::int64_t end, const std::string& benchmark_id) const {
-  const ojson j = export_json(start, end, benchmark_id);
+std::string ServerMetricsLog::export_csv(std::int64_t start, std::int64_t end, const std::string& benchmark_id,
+                                         std::int64_t slice_ns) const {
+  const ojson j = export_json(start, end, benchmark_id, slice_ns);
   std::ostringstream out;
   out << "# AIPerf Server Metrics Export (CSV)\n"
       << "# aiperf_version: " << j["aiperf_version"].get<std::string>() << "\n"

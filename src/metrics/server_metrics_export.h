@@ -18,8 +18,26 @@
 // The window's counter baseline is the last scrape at or before its start
 // (else the first), its end the first scrape at or after its end (else the
 // last): the scraper takes one more scrape when it stops, as AIPerf does.
-// Not written: rate_avg/min/max/std, timeslices, histogram percentile
-// estimates, unit inference ("unit" is null).
+// Time slices (AIPerf's --slice-duration; server_metrics/accumulator.py
+// @ 0313c6d7bf62, _timeslice_boundaries.py @ 6a5359abf717 and
+// export_stats.py @ 19e4b776998f in github.com/ai-dynamo/aiperf): with a
+// slice length d, every series also gets "timeslices", a list over
+// [profiling start, max(profiling end, last scrape)) in steps of d, the
+// last one cut at the range's end and marked "is_complete": false:
+//   gauge      {start_ns, end_ns, avg, min, max} of the scrapes in
+//              [start, end); slices without a scrape are left out
+//   counter    {start_ns, end_ns, total, rate}: total = max(0, value at the
+//              last scrape <= end - value at the last scrape <= start),
+//              rate = total / the slice's seconds; every slice is written.
+//              The counter's stats gain rate_avg/min/max/std over the
+//              complete slices' rates
+//   histogram  {start_ns, end_ns, count, sum, avg} from _count/_sum deltas
+//              (left out where a counter went back); buckets are not kept
+// InferenceX's plot script (utils/generate_aiperf_plots.py @ 843c6254ff69)
+// draws its server panels from these slices, on an axis from
+// summary.endpoint_info[url].first_update_ns.
+// Not written: histogram buckets and percentile estimates, unit inference
+// ("unit" is null).
 //
 // The CSV: `#` comment lines, then one section per type (gauge, counter,
 // histogram) separated by an empty row, header
@@ -47,8 +65,11 @@ class ServerMetricsLog {
   std::size_t scrapes() const { return times_.size(); }
 
   // Window [start_ns, end_ns] in wall-clock ns; 0 = open on that side.
-  nlohmann::ordered_json export_json(std::int64_t start_ns, std::int64_t end_ns, const std::string& benchmark_id) const;
-  std::string export_csv(std::int64_t start_ns, std::int64_t end_ns, const std::string& benchmark_id) const;
+  // slice_ns > 0: each series also carries its time slices of that length.
+  nlohmann::ordered_json export_json(std::int64_t start_ns, std::int64_t end_ns, const std::string& benchmark_id,
+                                     std::int64_t slice_ns = 0) const;
+  std::string export_csv(std::int64_t start_ns, std::int64_t end_ns, const std::string& benchmark_id,
+                         std::int64_t slice_ns = 0) const;
 
  private:
   struct Family {

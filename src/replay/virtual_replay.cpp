@@ -53,6 +53,8 @@ sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per) {
     s.state_used += e.state_used;
     s.host_total += e.host_total;
     s.host_used += e.host_used;
+    s.d2h_bytes += e.d2h_bytes;
+    s.h2d_bytes += e.h2d_bytes;
     s.prompt_tokens_total += e.prompt_tokens_total;
     s.generation_tokens_total += e.generation_tokens_total;
     s.cached_tokens_total += e.cached_tokens_total;

@@ -469,6 +469,8 @@ EngineStats Engine::stats() const {
   s.state_used = state_slots_used();
   s.host_total = cfg_.hicache.enabled ? plan_.host_kv_tokens : 0;
   s.host_used = cache_.counters().host_tokens;
+  s.d2h_bytes = cache_.counters().d2h_bytes;
+  s.h2d_bytes = cache_.counters().h2d_bytes;
   return s;
 }
 

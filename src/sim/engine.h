@@ -66,6 +66,7 @@ struct EngineStats {
   std::int64_t kv_total = 0, kv_used = 0, kv_evictable = 0;  // used = held by requests or locked
   std::int64_t state_slots = 0, state_used = 0;
   std::int64_t host_total = 0, host_used = 0;
+  double d2h_bytes = 0, h2d_bytes = 0;  // KV written to the host tier / loaded back, so far
   std::int64_t prompt_tokens_total = 0, generation_tokens_total = 0;
   std::int64_t cached_tokens_total = 0, cached_tokens_device = 0, cached_tokens_host = 0;
   std::int64_t computed_prefill_tokens_total = 0;

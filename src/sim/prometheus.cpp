@@ -4,14 +4,68 @@
 
 namespace agentperf::sim {
 
-std::string prometheus_text(const EngineStats& s, const std::string& model_name, bool hicache) {
+namespace {
+
+// vLLM V1's names, the ones InferenceX's AgentX plot script reads
+// (github.com/SemiAnalysisAI/InferenceX, utils/generate_aiperf_plots.py
+// @ 843c6254ff69): gauges of running/waiting requests and KV-cache usage
+// (blocks held by requests over the pool, 0..1), counters of prompt and
+// generated tokens, prefix-cache queries and hits in tokens, preemptions,
+// and prompt tokens by source (computed, hit in the device cache, or
+// brought back from the host tier). Counters carry `_total` on the wire, as
+// prometheus_client writes them; exporters and that script name the family
+// without it.
+void vllm_metrics(PrometheusWriter& w, const EngineStats& s, const std::string& model_name, bool host_tier) {
+  const PromLabels l = {{"model_name", model_name}, {"engine", "0"}};
+  auto with = [&](const char* key, const char* value) {
+    PromLabels more = l;
+    more.emplace_back(key, value);
+    return more;
+  };
+  w.gauge("vllm:num_requests_running", "Number of requests in model execution batches", l, double(s.running));
+  w.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed", l, double(s.waiting));
+  w.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage", l, s.token_usage());
+  if (host_tier)
+    w.gauge("vllm:cpu_kv_cache_usage_perc", "CPU KV-cache usage", l,
+            s.host_total ? double(s.host_used) / double(s.host_total) : 0.0);
+  w.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed", l, double(s.prompt_tokens_total));
+  w.counter("vllm:generation_tokens_total", "Number of generation tokens processed", l,
+            double(s.generation_tokens_total));
+  w.counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens", l,
+            double(s.prompt_tokens_total));
+  w.counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens", l,
+            double(s.cached_tokens_device));
+  if (host_tier) {
+    w.counter("vllm:kv_offload_bytes_gpu_to_cpu_total", "KV bytes offloaded from GPU to CPU", l, s.d2h_bytes);
+    w.counter("vllm:kv_offload_bytes_cpu_to_gpu_total", "KV bytes loaded from CPU to GPU", l, s.h2d_bytes);
+    w.counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries, in tokens", l,
+              double(s.prompt_tokens_total - s.cached_tokens_device));
+    w.counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits, in tokens", l,
+              double(s.cached_tokens_host));
+  }
+  w.family("vllm:prompt_tokens_by_source_total", "counter", "Number of prompt tokens by source");
+  w.sample("vllm:prompt_tokens_by_source_total", with("source", "local_compute"), double(s.computed_prefill_tokens_total));
+  w.sample("vllm:prompt_tokens_by_source_total", with("source", "local_cache_hit"), double(s.cached_tokens_device));
+  w.sample("vllm:prompt_tokens_by_source_total", with("source", "external_kv_transfer"), double(s.cached_tokens_host));
+  w.counter("vllm:num_preemptions_total", "Cumulative number of preemptions from the engine", l, double(s.retractions));
+  w.counter("vllm:request_success_total", "Count of successfully processed requests", l,
+            double(s.requests_finished));
+}
+
+}  // namespace
+
+std::string prometheus_text(const EngineStats& s, const std::string& model_name, bool hicache, SchedulerKind scheduler) {
+  PrometheusWriter w;
+  if (scheduler == SchedulerKind::vllm) {
+    vllm_metrics(w, s, model_name, hicache);
+    return w.take();
+  }
   const PromLabels l = {{"model_name", model_name}};
   auto with = [&](const char* key, const char* value) {
     PromLabels more = l;
     more.emplace_back(key, value);
     return more;
   };
-  PrometheusWriter w;
   w.gauge("sglang:num_running_reqs", "Running requests", l, double(s.running));
   w.gauge("sglang:num_queue_reqs", "Waiting requests", l, double(s.waiting));
   w.gauge("sglang:num_requests_running", "Running requests (old name)", l, double(s.running));

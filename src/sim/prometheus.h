@@ -11,6 +11,9 @@
 
 namespace agentperf::sim {
 
-std::string prometheus_text(const EngineStats& s, const std::string& model_name, bool hicache);
+// With the vLLM scheduler the names are vLLM's instead (prometheus.cpp says
+// which), so scrapers and plot scripts written for vLLM find them.
+std::string prometheus_text(const EngineStats& s, const std::string& model_name, bool hicache,
+                            SchedulerKind scheduler = SchedulerKind::sglang);
 
 }  // namespace agentperf::sim

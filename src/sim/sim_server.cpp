@@ -228,7 +228,7 @@ struct SimServer::Impl {
         std::lock_guard lk(stats_mu);
         s = stats_snapshot;
       }
-      std::string text = prometheus_text(s, model_name, engine->config().hicache.enabled);
+      std::string text = prometheus_text(s, model_name, engine->config().hicache.enabled, engine->config().scheduler);
       co_return co_await send_simple(stream, req.version(), ka, http::status::ok, "text/plain; version=0.0.4",
                                      std::move(text));
     }

@@ -89,7 +89,7 @@ TEST(AiperfCompat, InferenceXLauncherCommandRunsVerbatimAsAiperf) {
   ASSERT_EQ(r.code, 0) << r.output;
   // Every flag we take without modelling it is said, not dropped silently.
   EXPECT_NE(r.output.find("--no-gpu-telemetry: accepted, not modelled"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("--slice-duration 1.0: accepted, not modelled"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("--slice-duration 1.0: accepted, not modelled"), std::string::npos) << r.output;
   // Warmup says up front what it will send and how long it may take.
   EXPECT_NE(r.output.find("warmup: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("pressure requests (10 per lane); at most 1800 s (--warmup-grace-period)"), std::string::npos)
@@ -126,6 +126,24 @@ TEST(AiperfCompat, InferenceXLauncherCommandRunsVerbatimAsAiperf) {
   EXPECT_GT(agg["request_metrics"]["throughput"]["duration_seconds"].get<double>(), 0);
   EXPECT_TRUE(agg["server_metrics"]["present"].get<bool>()) << agg["server_metrics"].dump();
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "server_metrics_export.json"));
+  {
+    // --slice-duration 1.0: every series has its 1 s time slices, counters
+    // with total and rate, and the plot script's time origin is there.
+    std::ifstream smf(root / "res" / "aiperf_artifacts" / "server_metrics_export.json");
+    const auto sm = nlohmann::json::parse(smf);
+    EXPECT_TRUE(sm["summary"]["endpoint_info"].begin().value().contains("first_update_ns")) << sm["summary"].dump();
+    const auto& gen = sm["metrics"]["sglang:generation_tokens"]["series"][0]["timeslices"];
+    ASSERT_GE(gen.size(), 10u) << sm["metrics"]["sglang:generation_tokens"].dump();
+    double sliced = 0;
+    for (const auto& sl : gen) {
+      EXPECT_TRUE(sl.contains("total") && sl.contains("rate")) << sl.dump();
+      sliced += sl["total"].get<double>();
+    }
+    EXPECT_EQ(gen[1]["start_ns"].get<std::int64_t>() - gen[0]["start_ns"].get<std::int64_t>(), 1'000'000'000);
+    // The slices add up to the window's total (no scrape between them lost).
+    EXPECT_NEAR(sliced, sm["metrics"]["sglang:generation_tokens"]["series"][0]["stats"]["total"].get<double>(), 1e-6);
+    EXPECT_FALSE(sm["metrics"]["sglang:token_usage"]["series"][0]["timeslices"].empty());
+  }
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "server_metrics_export.csv"));
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "profile_export.jsonl"));
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "server_metrics_timeline.jsonl"));

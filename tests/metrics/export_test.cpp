@@ -455,6 +455,65 @@ TEST(ServerMetricsExport, CountersAreWindowDeltasUnderFamilyNames) {
   EXPECT_EQ(sm.nested["tokens"]["prompt_total"], 250);
 }
 
+// --slice-duration: with scrapes at 1.0, 2.0, 2.5, 3.0, 4.5 s, a profiling
+// window from 2 s to 4 s and 1 s slices, the grid runs from 2 s to the last
+// scrape (4.5 s): [2,3) [3,4) [4,4.5) (incomplete). Counter slice totals are
+// the values at the last scrape <= end minus <= start: 300-100, 300-300 (no
+// scrape inside [3,4]), 350-300 (rates per the slice's seconds: 200, 0,
+// 50/0.5 = 100); rate_avg/min/max over the two complete slices. Gauge slices average the scrapes in [start, end):
+// 0.2 and 0.3 -> 0.25; 0.4; the last, closed at the final scrape, 0.6.
+// Histogram slices are _count/_sum deltas. endpoint_info carries
+// first_update_ns, the origin of InferenceX's plot script's server axis.
+TEST(ServerMetricsExport, TimeSlicesAsAiperfWritesThem) {
+  const std::int64_t s = 1'000'000'000;
+  ServerMetricsLog log("http://h/metrics");
+  auto text = [](int prompt, double usage, int hcount, double hsum) {
+    return "# TYPE sglang:prompt_tokens counter\nsglang:prompt_tokens_total " + std::to_string(prompt) +
+           "\n# TYPE sglang:token_usage gauge\nsglang:token_usage " + std::to_string(usage) +
+           "\n# TYPE sglang:ttft histogram\nsglang:ttft_count " + std::to_string(hcount) + "\nsglang:ttft_sum " +
+           std::to_string(hsum) + "\n";
+  };
+  log.add_scrape(1 * s, text(50, 0.1, 1, 0.5));
+  log.add_scrape(2 * s, text(100, 0.2, 2, 1.0));
+  log.add_scrape(2 * s + s / 2, text(200, 0.3, 4, 2.0));
+  log.add_scrape(3 * s, text(300, 0.4, 6, 4.0));
+  log.add_scrape(4 * s + s / 2, text(350, 0.6, 7, 5.0));
+  auto j = log.export_json(2 * s, 4 * s, "bid", s);
+  EXPECT_EQ(j["summary"]["endpoint_info"]["http://h/metrics"]["first_update_ns"], 1 * s);
+  const auto& c = j["metrics"]["sglang:prompt_tokens"]["series"][0];
+  ASSERT_EQ(c["timeslices"].size(), 3u) << c.dump();
+  const std::vector<double> totals = {200, 0, 50}, rates = {200, 0, 100};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(c["timeslices"][i]["start_ns"], static_cast<std::int64_t>(2 + i) * s);
+    EXPECT_DOUBLE_EQ(c["timeslices"][i]["total"].get<double>(), totals[i]) << i;
+    EXPECT_DOUBLE_EQ(c["timeslices"][i]["rate"].get<double>(), rates[i]) << i;
+  }
+  EXPECT_EQ(c["timeslices"][2]["end_ns"], 4 * s + s / 2);
+  EXPECT_EQ(c["timeslices"][2]["is_complete"], false);
+  EXPECT_FALSE(c["timeslices"][0].contains("is_complete"));
+  EXPECT_DOUBLE_EQ(c["stats"]["rate_avg"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(c["stats"]["rate_min"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(c["stats"]["rate_max"].get<double>(), 200);
+  const auto& g = j["metrics"]["sglang:token_usage"]["series"][0]["timeslices"];
+  ASSERT_EQ(g.size(), 3u) << g.dump();
+  EXPECT_DOUBLE_EQ(g[0]["avg"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(g[0]["min"].get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(g[0]["max"].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(g[1]["avg"].get<double>(), 0.4);
+  EXPECT_DOUBLE_EQ(g[2]["avg"].get<double>(), 0.6);
+  const auto& h = j["metrics"]["sglang:ttft"]["series"][0]["timeslices"];
+  ASSERT_EQ(h.size(), 3u) << h.dump();
+  EXPECT_EQ(h[0]["count"], 4);
+  EXPECT_DOUBLE_EQ(h[0]["sum"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(h[0]["avg"].get<double>(), 0.75);
+  EXPECT_EQ(h[1]["count"], 0);
+  EXPECT_EQ(h[2]["count"], 1);
+  // Without a slice length there are no slices (and no rate statistics).
+  auto plain = log.export_json(2 * s, 4 * s, "bid");
+  EXPECT_FALSE(plain["metrics"]["sglang:prompt_tokens"]["series"][0].contains("timeslices"));
+  EXPECT_FALSE(plain["metrics"]["sglang:prompt_tokens"]["series"][0]["stats"].contains("rate_avg"));
+}
+
 // profile_export_aiperf.json: completed_request_count = successes + errors
 // (validate_agentic_result's fallback); context_overflow_count with AIPerf's
 // allow-list; benchmark_duration = max(request start + request latency) -

@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio.hpp>
+#include <map>
 
 #include "load/load_runner.h"
 #include "metrics/export.h"
 #include "sim/predictor.h"
+#include "sim/prometheus.h"
+#include "metrics/prometheus_text.h"
 #include "support/raw_http.h"
 #include "support/client_harness.h"
 
@@ -220,4 +223,51 @@ TEST(SimEndToEnd, ServeMatchesPredict) {
               pred_ttft, live_itl, pred_itl, live_tput, pred_tput);
   EXPECT_EQ(live["request_count"]["avg"], 160);
   EXPECT_EQ(predicted["request_count"]["avg"], 160);
+}
+
+// With the vLLM scheduler the simulator speaks vLLM's metric names, the ones
+// InferenceX's AgentX plot script reads: usage as a 0..1 fraction of blocks
+// held by requests, prefix-cache queries and hits in tokens, prompt tokens
+// by source, preemptions, and the offload byte counters when a host tier
+// is on. No sglang: names then.
+TEST(SimServer, VllmSchedulerExposesVllmMetricNames) {
+  sim::EngineStats s;
+  s.running = 3;
+  s.waiting = 2;
+  s.kv_total = 1000;
+  s.kv_used = 250;
+  s.prompt_tokens_total = 900;
+  s.cached_tokens_device = 600;
+  s.cached_tokens_host = 100;
+  s.computed_prefill_tokens_total = 200;
+  s.generation_tokens_total = 77;
+  s.retractions = 4;
+  s.host_total = 4000;
+  s.host_used = 1000;
+  s.d2h_bytes = 5e6;
+  s.h2d_bytes = 2e6;
+  const std::string text = sim::prometheus_text(s, "m", true, sim::SchedulerKind::vllm);
+  std::map<std::string, double> v;
+  for (const auto& x : agentperf::parse_prometheus_text(text)) {
+    std::string key = x.name;
+    for (const auto& [k, val] : x.labels)
+      if (k == "source") key += "/" + val;
+    v[key] = x.value;
+  }
+  EXPECT_DOUBLE_EQ(v["vllm:num_requests_running"], 3);
+  EXPECT_DOUBLE_EQ(v["vllm:num_requests_waiting"], 2);
+  EXPECT_DOUBLE_EQ(v["vllm:kv_cache_usage_perc"], 0.25);
+  EXPECT_DOUBLE_EQ(v["vllm:cpu_kv_cache_usage_perc"], 0.25);
+  EXPECT_DOUBLE_EQ(v["vllm:prefix_cache_queries_total"], 900);
+  EXPECT_DOUBLE_EQ(v["vllm:prefix_cache_hits_total"], 600);
+  EXPECT_DOUBLE_EQ(v["vllm:prompt_tokens_by_source_total/local_compute"], 200);
+  EXPECT_DOUBLE_EQ(v["vllm:prompt_tokens_by_source_total/local_cache_hit"], 600);
+  EXPECT_DOUBLE_EQ(v["vllm:prompt_tokens_by_source_total/external_kv_transfer"], 100);
+  EXPECT_DOUBLE_EQ(v["vllm:num_preemptions_total"], 4);
+  EXPECT_DOUBLE_EQ(v["vllm:kv_offload_bytes_gpu_to_cpu_total"], 5e6);
+  EXPECT_DOUBLE_EQ(v["vllm:kv_offload_bytes_cpu_to_gpu_total"], 2e6);
+  EXPECT_EQ(text.find("sglang:"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE vllm:prompt_tokens_by_source_total counter"), std::string::npos) << text;
+  // The SGLang scheduler keeps SGLang's names.
+  EXPECT_EQ(sim::prometheus_text(s, "m", false).find("vllm:"), std::string::npos);
 }
