@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/capacity_command.h"
 #include "cli/aiperf_compat.h"
 #include "cli/calibrate_command.h"
 #include "cli/checkpoint_command.h"
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   auto calibrate = cli::add_calibrate_command(app);
   auto route = cli::add_route_command(app);
   auto sweep = cli::add_sweep_commands(app);
+  auto capacity = cli::add_capacity_command(app);
 
   for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->footer(exit_codes);
   // AIPerf's `profile --scenario ...` (as InferenceX launches it, also when
@@ -128,6 +130,7 @@ int main(int argc, char** argv) {
     if (int code = cli::execute_calibrate_command(*calibrate); code >= 0) return code;
     if (int code = cli::execute_route_command(*route); code >= 0) return code;
     if (int code = cli::execute_sweep_command(*sweep); code >= 0) return code;
+    if (int code = cli::execute_capacity_command(*capacity, command); code >= 0) return code;
   } catch (const UserError& e) {
     std::fprintf(stderr, "agentperf: error: %s\n", e.what());
     return e.exit_code();

@@ -173,6 +173,11 @@ void add_output_options(CLI::App& cmd, RunOutputConfig& cfg) {
       ->group(output);
   cmd.add_option("--server-metrics-interval", cfg.server_metrics_interval_s, "Seconds between scrapes")
       ->check(positive_seconds_up_to(limits::max_interval_s))->group(output)->capture_default_str();
+  cmd.add_option("--slo", cfg.slos,
+                 "Service-level objective, repeatable: NAME_pNN<=VALUE or >=VALUE (ttft_p90<=2s, itl_p99<=50ms, "
+                 "interactivity_p90>=40, e2e_interactivity_p90>=50); the aggregate then has goodput, requests/s meeting "
+                 "every one (docs/capacity.md)")
+      ->group(output);
   cmd.add_option("--slice-duration", cfg.slice_duration_s,
                  "Time slices of this many seconds in server_metrics_export.json (every series' timeslices, as "
                  "AIPerf's --slice-duration writes them; InferenceX's plot script draws its server panels from them)")
@@ -358,13 +363,14 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescriptio
   in.records_error = records_error;
   in.benchmark_id = benchmark_id;
   in.expect_no_cached_prompts = cfg.prefix_length == 0 && cfg.num_prefix_groups == 0;
+  in.slos = parse_slos(cfg.slos);
   description.served_model = served.id;
   if (cfg.concurrency) description.concurrency = *cfg.concurrency;
   if (cfg.request_rate) description.request_rate = *cfg.request_rate;
   description.workload = synthetic_workload(cfg);
   in.description = description;
   nlohmann::ordered_json agg = build_aggregate(result.records, in);
-  const int code = finish_measured_run(agg, verdict, dir, records_error, cfg.quiet);
+  const int code = finish_measured_run(agg, verdict, dir, records_error, cfg.quiet, {}, cfg.summary);
   mark_latest_run(cfg);
   return code;
 }
@@ -438,7 +444,7 @@ int run_profile_repeated(ProfileConfig cfg, const std::string& cli_command, RunD
 
 int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& verdict, const std::filesystem::path& dir,
                         const std::optional<std::string>& records_error, bool quiet,
-                        const std::function<void()>& print_more) {
+                        const std::function<void()>& print_more, bool print_table) {
   // The summary reaches the console whatever happens to the files.
   std::optional<std::string> write_error = records_error;
   try {
@@ -446,13 +452,13 @@ int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& ver
   } catch (const UserError& e) {
     if (!write_error) write_error = e.what();
   }
-  print_summary(agg);
+  if (print_table) print_summary(agg);
   if (print_more) print_more();
   if (write_error) {
     std::fprintf(stderr, "agentperf: error: results could not be written: %s\n", write_error->c_str());
     return exit_code::write_failed;
   }
-  std::fprintf(stdout, "Results: %s\n", (dir / "profile_export_aiperf.json").string().c_str());
+  if (print_table) std::fprintf(stdout, "Results: %s\n", (dir / "profile_export_aiperf.json").string().c_str());
   if (!verdict.complete)
     std::fprintf(stderr, "agentperf: %s; results are partial (complete: false)\n", verdict.stop_reason.c_str());
   else if (!verdict.valid && !quiet)

@@ -70,9 +70,10 @@ int run_profile_repeated(ProfileConfig cfg, const std::string& cli_command, RunD
 // The end of every measured run (profile, replay, run): writes the aggregate,
 // prints the summary even when a file cannot be written, and returns the
 // exit code: write_failed if any result file failed, else the verdict's.
-// `print_more` adds the command's own lines after the metric table.
+// `print_more` adds the command's own lines after the metric table;
+// print_table false leaves out the table and the Results line.
 int finish_measured_run(const nlohmann::ordered_json& agg, const RunVerdict& verdict, const std::filesystem::path& dir,
                         const std::optional<std::string>& records_error, bool quiet,
-                        const std::function<void()>& print_more = {});
+                        const std::function<void()>& print_more = {}, bool print_table = true);
 
 }  // namespace agentperf::cli

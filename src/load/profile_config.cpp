@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "metrics/slo.h"
 
 namespace agentperf {
 
@@ -82,6 +83,7 @@ void RunOutputConfig::validate() const {
   check_seconds("--progress-interval", progress_interval_s, false, limits::max_interval_s);
   check_seconds("--server-metrics-interval", server_metrics_interval_s, false, limits::max_interval_s);
   if (slice_duration_s != 0) check_seconds("--slice-duration", slice_duration_s, false, limits::max_interval_s);
+  parse_slos(slos);  // throws, naming the --slo
 }
 
 void LoadConfig::validate() const {

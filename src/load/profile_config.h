@@ -91,6 +91,9 @@ struct RunOutputConfig {
   // --slice-duration: time slices of this many seconds in
   // server_metrics_export.json (0: none; metrics/server_metrics_export.h).
   double slice_duration_s = 0;
+  // --slo: service-level objectives (metrics/slo.h); the aggregate then has
+  // goodput and slo_attainment.
+  std::vector<std::string> slos;
 
   // The result folder. Unless -o names one (artifact_dir_given), a run
   // writes into a folder of its own under this base (common/output_folder.h).
@@ -98,6 +101,9 @@ struct RunOutputConfig {
   bool artifact_dir_given = false;
   bool overwrite = false;  // --overwrite: replace an earlier run's results in -o
   bool quiet = false;
+  // The metric table and the Results line at the end (a caller that runs
+  // many points, `capacity`, prints one line of its own per point instead).
+  bool summary = true;
   double progress_interval_s = 1.0;
 
   void validate() const;

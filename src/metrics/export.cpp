@@ -19,6 +19,7 @@
 #include "common/version.h"
 #include "metrics/metric_table.h"
 #include "metrics/record_json.h"
+#include "metrics/slo.h"
 #include "metrics/record_metrics.h"
 #include "metrics/stats.h"
 
@@ -122,7 +123,7 @@ RunVerdict judge_run(const std::vector<RequestRecord>& records, const RunResult&
 json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in) {
   std::map<std::string, std::pair<const char*, std::vector<double>>> series;
   std::vector<double> inter_chunk;
-  std::int64_t ok = 0, errors = 0, warmup = 0, cancelled = 0, retried = 0;
+  std::int64_t ok = 0, errors = 0, warmup = 0, cancelled = 0, retried = 0, good = 0;
   std::int64_t retry_added_ns = 0;  // time from first sends to their retries, in the requests' latencies
   std::map<std::string, std::int64_t> warnings;
   std::int64_t first_start = std::numeric_limits<std::int64_t>::max(), last_end = 0;
@@ -162,6 +163,7 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
     }
     ++ok;
     const RecordMetrics m = compute_metrics(r);
+    if (!in.slos.empty() && request_meets_slos(in.slos, r, m)) ++good;
     {
       // The resampling unit of the intervals: a replay's session tree, else the request.
       std::size_t unit;
@@ -240,6 +242,14 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
     derived("output_token_throughput", "tokens/sec", sum_osl / duration_s);
     derived("input_token_throughput", "tokens/sec", sum_isl / duration_s);
     derived("total_token_throughput", "tokens/sec", (sum_isl + sum_osl) / duration_s);
+    if (!in.slos.empty()) derived("goodput", "requests/sec", static_cast<double>(good) / duration_s);
+  }
+  if (!in.slos.empty()) {
+    // metrics/slo.h: requests meeting every SLO's threshold, over all
+    // profiling requests that were answered or failed.
+    derived("slo_attainment", "ratio", ok + errors > 0 ? static_cast<double>(good) / static_cast<double>(ok + errors) : 0.0);
+    auto& s = agg["slos"] = nlohmann::ordered_json::array();
+    for (const auto& slo : in.slos) s.push_back(slo.text);
   }
   derived("total_output_tokens", "tokens", sum_osl);
   derived("total_input_tokens", "tokens", sum_isl);
@@ -406,6 +416,12 @@ void print_summary(const json& agg, std::FILE* out) {
                  val("output_token_throughput"), val("total_token_throughput"));
   else
     std::fprintf(out, "Throughput: n/a (fewer than two requests completed)\n");
+  if (agg.contains("slo_attainment")) {
+    std::string slos;
+    for (const auto& s : agg["slos"]) slos += (slos.empty() ? "" : ", ") + s.get<std::string>();
+    std::fprintf(out, "Goodput: %.2f req/s meeting every SLO (%.1f%% of requests; %s)\n", val("goodput"),
+                 100 * val("slo_attainment"), slos.c_str());
+  }
   for (const auto& e : agg["error_summary"]) {
     const auto& d = e["error_details"];
     // A request the run itself cancelled (the grace period ran out, a stop

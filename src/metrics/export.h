@@ -19,6 +19,7 @@
 #include "common/run_result.h"
 #include "common/record.h"
 #include "metrics/run_description.h"
+#include "metrics/slo.h"
 
 namespace agentperf {
 
@@ -68,6 +69,9 @@ struct AggregateInputs {
   // prefix cache warmed by something else (an earlier run's prompts), and
   // the aggregate says so (unexpected_prefix_cache).
   bool expect_no_cached_prompts = false;
+  // --slo: goodput (requests/sec meeting every SLO's threshold) and
+  // slo_attainment in the aggregate (metrics/slo.h).
+  std::vector<Slo> slos;
 };
 
 nlohmann::ordered_json build_aggregate(const std::vector<RequestRecord>& records, const AggregateInputs& in);

@@ -152,6 +152,7 @@ ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConf
   in.verdict = &verdict;
   in.records_error = info.records_error;
   in.description = describe_replay(cfg, info);
+  in.slos = parse_slos(cfg.output.slos);
   auto agg = build_aggregate(res.run.records, in);
 
   // AIPerf's theoretical_prefix_cache_hit: successful profiling records only.
