@@ -51,6 +51,10 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
       ->transform(int_in(0, limits::max_concurrency))->group(g)->capture_default_str();
   cmd.add_option("--max-total-tokens", c.max_total_tokens, "Cap on the KV pool in tokens (0 = what memory allows)")
       ->transform(tokens_in(0, limits::max_tokens))->group(g)->capture_default_str();
+  cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype,
+                 "KV cache element type: auto (the model spec's), fp8 / fp8_e4m3 / fp8_e5m2 (1 byte), bf16 / fp16 "
+                 "(2 bytes); sizes the KV pool and the attention reads")
+      ->group(g)->capture_default_str();
   cmd.add_option("--cuda-graph-max-bs", c.cuda_graph_max_bs, "Largest decode batch replayed as a CUDA graph")
       ->transform(int_in(1, 65536))->group(g)->capture_default_str();
   cmd.add_option("--page-size", c.page_size, "Tokens per KV page (prefix matching unit)")
@@ -88,6 +92,7 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
 
 void finish_sim_engine_options(SimEngineOptions& o) {
   o.cfg.scheduler = sim::parse_scheduler(o.scheduler);
+  o.cfg.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(o.kv_cache_dtype);
   o.cfg.costs = sim::load_engine_costs(o.engine_profile.empty() ? o.scheduler : o.engine_profile);
   o.cfg.spec.enabled = !o.speculative_algorithm.empty();
   if (o.cfg.spec.enabled && o.cfg.spec.num_draft_tokens != o.cfg.spec.num_steps + 1)

@@ -20,6 +20,7 @@ struct SimEngineOptions {
   std::string speculative_algorithm;  // "NEXTN" / "EAGLE" enable MTP
   std::string write_policy = "write_through";
   std::string hicache_io_backend, hicache_mem_layout;  // accepted for SGLang command compatibility
+  std::string kv_cache_dtype = "auto";
   sim::EngineConfig cfg;
 };
 

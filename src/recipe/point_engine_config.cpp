@@ -20,6 +20,8 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
     int n = 0;
     if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) c.tokenizer_workers = n;
   }
+  // A launcher's --kv-cache-dtype (BF16 KV halves the pool of an FP8 spec).
+  if (const auto v = command_flag_value(p.command, "--kv-cache-dtype")) c.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(*v);
   if (p.entry->kv_offloading == "dram") {
     c.page_size = 64;
     c.hicache.enabled = true;

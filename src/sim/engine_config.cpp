@@ -22,6 +22,13 @@ WritePolicy parse_write_policy(const std::string& s) {
 
 const char* scheduler_name(SchedulerKind k) noexcept { return k == SchedulerKind::vllm ? "vllm" : "sglang"; }
 
+int parse_kv_cache_dtype(const std::string& s) {
+  if (s == "auto") return 0;
+  if (s == "fp8" || s == "fp8_e4m3" || s == "fp8_e5m2") return 1;
+  if (s == "bf16" || s == "bfloat16" || s == "fp16" || s == "float16" || s == "half") return 2;
+  throw UserError("--kv-cache-dtype '" + s + "': expected auto, fp8, fp8_e4m3, fp8_e5m2, bf16, bfloat16, fp16 or float16");
+}
+
 SchedulerKind parse_scheduler(const std::string& s) {
   if (s == "sglang") return SchedulerKind::sglang;
   if (s == "vllm") return SchedulerKind::vllm;

@@ -39,6 +39,11 @@ enum class SchedulerKind { sglang, vllm };
 const char* scheduler_name(SchedulerKind k) noexcept;
 SchedulerKind parse_scheduler(const std::string& s);  // throws UserError
 
+// --kv-cache-dtype as SGLang and vLLM spell it (auto, fp8, fp8_e4m3,
+// fp8_e5m2, bf16, bfloat16, fp16, float16) -> bytes per element, 0 for auto;
+// throws UserError naming the value.
+int parse_kv_cache_dtype(const std::string& s);
+
 struct EngineConfig {
   SchedulerKind scheduler = SchedulerKind::sglang;
   int max_num_batched_tokens = 8192;  // vllm: tokens per step, decode and prefill together
@@ -49,6 +54,9 @@ struct EngineConfig {
   int max_prefill_tokens = 16384;
   int max_running_requests = 0;  // 0 = limited by memory only
   std::int64_t max_total_tokens = 0;  // --max-total-tokens: a cap on the KV pool (0 = memory only)
+  // --kv-cache-dtype: bytes per cached K or V element (1 for FP8, 2 for
+  // BF16/FP16); 0 = auto, the model spec's kv_dtype_bytes.
+  int kv_cache_dtype_bytes = 0;
   int cuda_graph_max_bs = 64;
   int page_size = 1;
   int stream_interval = 1;       // decode forwards between streamed chunks

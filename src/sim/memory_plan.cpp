@@ -17,7 +17,13 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 constexpr double MiB = 1024.0 * 1024;
 }  // namespace
 
-MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineConfig& cfg) {
+ModelSpec served_model(ModelSpec m, const EngineConfig& cfg) {
+  if (cfg.kv_cache_dtype_bytes > 0) m.kv_dtype_bytes = cfg.kv_cache_dtype_bytes;
+  return m;
+}
+
+MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, const EngineConfig& cfg) {
+  const ModelSpec m = served_model(as_specified, cfg);
   MemoryPlan p;
   const int tp = std::max(1, cfg.tp);
   const bool spec = cfg.spec.enabled && m.mtp;

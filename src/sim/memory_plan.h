@@ -51,4 +51,9 @@ struct MemoryPlan {
 // no room for KV).
 MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineConfig& cfg);
 
+// The model as the engine serves it: the spec with the engine's
+// --kv-cache-dtype in place of its own KV element size (the KV pool, the
+// attention reads and the HiCache transfers all follow it).
+ModelSpec served_model(ModelSpec m, const EngineConfig& cfg);
+
 }  // namespace agentperf::sim

@@ -242,3 +242,30 @@ TEST(MemoryPlan, MaxTotalTokensCapsTheKvPool) {
   c.max_total_tokens = free.kv_tokens * 2;
   EXPECT_EQ(plan_memory(m, hw, c).kv_tokens, free.kv_tokens);
 }
+
+// --kv-cache-dtype: the shipped Qwen3-8B spec holds FP8 KV (1 byte); served
+// with BF16 KV each token takes twice the bytes, so the same HBM holds half
+// the tokens, and auto keeps the spec's. The engine serves the same model
+// the plan sized. Spellings are SGLang's and vLLM's.
+TEST(MemoryPlan, KvCacheDtypeSizesThePool) {
+  const auto m = load_model_spec("qwen3-8b");
+  const auto hw = load_hardware_spec("h200");
+  ASSERT_EQ(m.kv_dtype_bytes, 1);
+  EngineConfig fp8, bf16, autocfg;
+  fp8.kv_cache_dtype_bytes = parse_kv_cache_dtype("fp8_e4m3");
+  bf16.kv_cache_dtype_bytes = parse_kv_cache_dtype("bfloat16");
+  autocfg.kv_cache_dtype_bytes = parse_kv_cache_dtype("auto");
+  const auto p8 = plan_memory(m, hw, fp8), p16 = plan_memory(m, hw, bf16), pa = plan_memory(m, hw, autocfg);
+  EXPECT_DOUBLE_EQ(p16.kv_bytes_per_token_rank, 2 * p8.kv_bytes_per_token_rank);
+  EXPECT_NEAR(static_cast<double>(p8.kv_tokens) / static_cast<double>(p16.kv_tokens), 2.0, 0.01);
+  EXPECT_EQ(pa.kv_tokens, p8.kv_tokens);
+  EXPECT_EQ(served_model(m, bf16).kv_dtype_bytes, 2);
+  EXPECT_EQ(parse_kv_cache_dtype("fp16"), 2);
+  EXPECT_EQ(parse_kv_cache_dtype("fp8"), 1);
+  try {
+    parse_kv_cache_dtype("int4");
+    ADD_FAILURE() << "int4 accepted";
+  } catch (const agentperf::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("--kv-cache-dtype 'int4': expected auto"), std::string::npos) << e.what();
+  }
+}
