@@ -188,14 +188,27 @@ void group_points(json& data) {
     if (one_deployment) {
       const std::size_t q = best_of.front();
       const auto& pp = points[q];
-      pairs.push_back({{"measured", m},
-                       {"predicted", q},
-                       {"group", pm["group"]},
-                       {"concurrency", pm["concurrency"]},
-                       {"error_pct",
-                        {{"tput_per_gpu", error_pct(pp["tput_per_gpu"].get<double>(), pm["tput_per_gpu"].get<double>())},
-                         {"ttft_p50", error_pct(pp["ttft_p50"].get<double>(), pm["ttft_p50"].get<double>())},
-                         {"itl_p50", error_pct(pp["itl_p50"].get<double>(), pm["itl_p50"].get<double>())}}}});
+      json pair = {{"measured", m},
+                   {"predicted", q},
+                   {"group", pm["group"]},
+                   {"concurrency", pm["concurrency"]},
+                   {"error_pct",
+                    {{"tput_per_gpu", error_pct(pp["tput_per_gpu"].get<double>(), pm["tput_per_gpu"].get<double>())},
+                     {"ttft_p50", error_pct(pp["ttft_p50"].get<double>(), pm["ttft_p50"].get<double>())},
+                     {"itl_p50", error_pct(pp["itl_p50"].get<double>(), pm["itl_p50"].get<double>())}}}};
+      // Against the measurement's own 95 % interval: a prediction inside it
+      // is as good as the measurement can tell (its error is noise, not a
+      // miss); the interval is given as percentages of the measured value,
+      // on the error's scale.
+      if (pm.contains("interval"))
+        for (const char* key : {"tput_per_gpu", "ttft_p50", "itl_p50"}) {
+          if (!pm["interval"].contains(key)) continue;
+          const double lo = pm["interval"][key][0].get<double>(), hi = pm["interval"][key][1].get<double>();
+          const double mv = pm[key].get<double>(), pv = pp[key].get<double>();
+          pair["inside"][key] = pv >= lo && pv <= hi;
+          if (mv > 0) pair["interval_pct"][key] = {100 * (lo - mv) / mv, 100 * (hi - mv) / mv};
+        }
+      pairs.push_back(std::move(pair));
     }
   }
   // Group by group, in concurrency order.

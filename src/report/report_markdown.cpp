@@ -91,14 +91,29 @@ std::string render_markdown(const json& data) {
     for (const auto& pr : data["pairs"]) {
       if (pr["group"].get<std::size_t>() != gi) continue;
       if (!header) {
-        md += "\nPrediction error (predicted − measured) / measured:\n\n"
+        md += "\nPrediction error (predicted − measured) / measured; \"inside\": the prediction is within the "
+              "measurement's 95 % interval:\n\n"
               "| configuration (measured) | conc | tok/s/GPU | TTFT p50 | ITL p50 |\n|---|---:|---:|---:|---:|\n";
         header = true;
       }
       const auto& m = points[pr["measured"].get<std::size_t>()];
+      // "+3.2 % (inside)" when the prediction is within the measured 95 %
+      // interval; otherwise the error and the interval it missed.
+      auto err = [&](const char* key) {
+        std::string s = signed_pct(pr["error_pct"][key]);
+        if (pr.contains("inside") && pr["inside"].contains(key)) {
+          if (pr["inside"][key].get<bool>()) return s + " (inside)";
+          if (pr.contains("interval_pct") && pr["interval_pct"].contains(key)) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, " (interval %+.1f/%+.1f %%)", pr["interval_pct"][key][0].get<double>(),
+                          pr["interval_pct"][key][1].get<double>());
+            s += buf;
+          }
+        }
+        return s;
+      };
       md += "| " + cell(m["series"].get<std::string>()) + " | " + std::to_string(pr["concurrency"].get<int>()) + " | " +
-            signed_pct(pr["error_pct"]["tput_per_gpu"]) + " | " + signed_pct(pr["error_pct"]["ttft_p50"]) + " | " +
-            signed_pct(pr["error_pct"]["itl_p50"]) + " |\n";
+            err("tput_per_gpu") + " | " + err("ttft_p50") + " | " + err("itl_p50") + " |\n";
     }
   }
   md += "\n<details><summary>What each run is</summary>\n\n";

@@ -80,7 +80,7 @@ try {
   if (state.pairs !== expect.pairs) fail(`${state.pairs} pairs, expected ${expect.pairs}`);
   const pairRows = await page.locator("#pairs-table tr").count();
   if (expect.pairs && pairRows !== 1 + expect.pairs) fail(`${pairRows} rows in the pairs table`);
-  const errCells = await page.locator("#pairs-table td.pos, #pairs-table td.neg").count();
+  const errCells = await page.locator("#pairs-table td.pos, #pairs-table td.neg, #pairs-table td.inside").count();
   if (errCells !== 3 * expect.pairs) fail(`${errCells} signed error cells, expected ${3 * expect.pairs}`);
 
   // CDFs: one chart per metric, log x, spanning more than the smallest value.

@@ -96,6 +96,50 @@ struct TempDir {
 
 }  // namespace
 
+// A measurement with 95 % intervals: a prediction inside one is marked
+// inside (its error is within what the measurement can tell), outside one it
+// keeps its signed error and the interval it missed, in percent of the
+// measured value. Measured 200 tok/s/GPU [190, 215] (the aggregate's total
+// throughput interval, as a share, on the page's figure), TTFT p50 50 ms
+// [45, 70], ITL p50 20 ms [19, 21]; predicted 220, 40, 25: throughput
+// outside (+10 % against +7.5 %), TTFT outside, ITL outside.
+TEST(Report, PairsSayWhetherThePredictionIsInsideTheMeasuredInterval) {
+  TempDir t;
+  write_result(t.path / "meas_c8", 10, 100, 100, 50, 20, desc("measured", "h200", 8, 1, "sglang"));
+  write_result(t.path / "pred_c8", 10, 100, 120, 40, 25, desc("predicted", "h200", 8, 1, "agentperf-sim"));
+  write_result(t.path / "meas_c16", 10, 100, 100, 50, 20, desc("measured", "h200", 16, 1, "sglang"));
+  write_result(t.path / "pred_c16", 10, 100, 104, 48, 20.5, desc("predicted", "h200", 16, 1, "agentperf-sim"));
+  for (const char* m : {"meas_c8", "meas_c16"})
+    std::ofstream(t.path / m / "profile_export_aiperf.json")
+        << nlohmann::json{{"run_description", desc("measured", "h200", std::string(m) == "meas_c8" ? 8 : 16, 1, "sglang")},
+                          {"total_token_throughput", {{"avg", 2000.0}}},
+                          {"confidence_intervals",
+                           {{"metrics",
+                             {{"total_token_throughput", {1900.0, 2150.0}},
+                              {"time_to_first_token", {{"p50", {45.0, 70.0}}}},
+                              {"inter_token_latency", {{"p50", {19.0, 21.0}}}}}}}}}
+               .dump();
+  const auto data = report::report_data({(t.path / "meas_c8").string(), (t.path / "pred_c8").string(),
+                                         (t.path / "meas_c16").string(), (t.path / "pred_c16").string()},
+                                        {});
+  ASSERT_EQ(data["pairs"].size(), 2u) << data["pairs"].dump();
+  const auto& c8 = data["pairs"][0];
+  EXPECT_FALSE(c8["inside"]["tput_per_gpu"].get<bool>());
+  EXPECT_FALSE(c8["inside"]["ttft_p50"].get<bool>());
+  EXPECT_FALSE(c8["inside"]["itl_p50"].get<bool>());
+  EXPECT_NEAR(c8["interval_pct"]["tput_per_gpu"][0].get<double>(), -5.0, 1e-9);
+  EXPECT_NEAR(c8["interval_pct"]["tput_per_gpu"][1].get<double>(), 7.5, 1e-9);
+  EXPECT_NEAR(c8["interval_pct"]["ttft_p50"][1].get<double>(), 40.0, 1e-9);
+  // c16: 204 tok/s/GPU (+2 %), TTFT 48 ms (-4 %), ITL 20.5 ms (+2.5 %): all inside.
+  const auto& c16 = data["pairs"][1];
+  EXPECT_TRUE(c16["inside"]["tput_per_gpu"].get<bool>());
+  EXPECT_TRUE(c16["inside"]["ttft_p50"].get<bool>());
+  EXPECT_TRUE(c16["inside"]["itl_p50"].get<bool>());
+  const std::string md = report::render_markdown(data);
+  EXPECT_NE(md.find("+2.0% (inside)"), std::string::npos) << md;
+  EXPECT_NE(md.find("+10.0% (interval -5.0/+7.5 %)"), std::string::npos) << md;
+}
+
 TEST(Report, GroupsByModelHardwareWorkloadAndTimeScaleWithAFrontierEach) {
   TempDir t;
   // h200, real time: c4 (100 tok/s/user, 200 tok/s), c8 (50, 300), c16 (40, 250: beaten by c8).
@@ -160,6 +204,7 @@ TEST(Report, PairsAPredictionWithTheMeasurementOfItsPointAndShowsTheSignedError)
   EXPECT_NEAR(pr["error_pct"]["tput_per_gpu"].get<double>(), 10.0, 1e-9);
   EXPECT_NEAR(pr["error_pct"]["ttft_p50"].get<double>(), -20.0, 1e-9);
   EXPECT_NEAR(pr["error_pct"]["itl_p50"].get<double>(), 25.0, 1e-9);
+  EXPECT_FALSE(pr.contains("inside"));  // the measurement carries no intervals
   // $3.60 per GPU-hour at 200 tok/s: 720,000 tokens per dollar-hour -> $5 per million.
   EXPECT_NEAR(data["points"][0]["cost_per_mtok"].get<double>(), 5.0, 1e-9);
   EXPECT_NEAR(data["points"][0]["tokens_per_joule"].get<double>(), 200.0 / 500, 1e-12);
