@@ -243,7 +243,11 @@ EngineCalibration fit_engine_calibration(const sim::ModelSpec& model, const sim:
   std::vector<sim::FitTarget> targets;
   for (std::size_t i = 0; i < measured.size(); ++i) {
     if (measured[i].probe.held_out) continue;
-    targets.push_back({measured[i].probe.label, measured[i].measured, predictor(measured[i].probe.shape)});
+    sim::FitTarget t;
+    t.label = measured[i].probe.label;
+    t.measured = measured[i].measured;
+    t.predict = predictor(measured[i].probe.shape);
+    targets.push_back(std::move(t));
   }
   if (targets.empty()) throw UserError("every probe is held out: nothing to fit");
   if (targets.size() < s.free.size())

@@ -278,10 +278,12 @@ FitOutcome fit_validation(const SimValidateCommand& vc, const sim::ValidationSet
   std::set<std::string> gpus, unknown_length_setups, setups;
   for (const auto& p : set.points) {
     if (p.held_out() || !p.excluded.empty() || !include(p)) continue;  // the held-out half never reaches the fit
-    sim::FitTarget t{p.id, p.value, nullptr,
-                     [&set, &p](const sim::EngineCosts& c, const sim::FitExtras& e) {
-                       return sim::predict_point(set, p, c, sim::ValidationUnknowns::from_named(e));
-                     }};
+    sim::FitTarget t;
+    t.label = p.id;
+    t.measured = p.value;
+    t.predict_with_extras = [&set, &p](const sim::EngineCosts& c, const sim::FitExtras& e) {
+      return sim::predict_point(set, p, c, sim::ValidationUnknowns::from_named(e));
+    };
     // A setup's unknowns touch only its points, a GPU's HBM efficiency only its.
     t.reads_extra = [&p](const std::string& extra) {
       const auto colon = extra.find(':');

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "common/bool_word.h"
 #include "metrics/inferencex_server_metrics.h"
 #include "metrics/metric_table.h"
 #include "metrics/record_metrics.h"
@@ -363,12 +364,10 @@ struct Env {
       throw std::invalid_argument(n + " must be an integer, not '" + v + "'");
     }
   }
-  // env_bool
+  // env_bool: set and not a true word (common/bool_word.h) is false
   bool boolean(const std::string& n, bool def = false) const {
     if (!has_value(n)) return def;
-    std::string v = str(n);
-    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return v == "1" || v == "true" || v == "yes" || v == "on";
+    return parse_bool_word(str(n)).value_or(false);
   }
 };
 

@@ -22,6 +22,7 @@
 #include "load/request_builder.h"
 #include "net/http_client.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "common/bool_word.h"
 #include "tokenizer/exact_text.h"
 #include "trace/prompt_builder.h"
 #include "trace/session_tree.h"
@@ -30,15 +31,11 @@ namespace agentperf::replay {
 using namespace aio;
 
 ReplayConfig::SessionHeaders ReplayConfig::SessionHeaders::from_environment() {
-  // pydantic-settings' reading of a bool: 1/true/yes/on, 0/false/no/off.
+  // pydantic-settings' reading of a bool (common/bool_word.h); another word
+  // keeps the default.
   auto flag = [](const char* name, bool fallback) {
     const char* v = std::getenv(name);
-    if (!v) return fallback;
-    std::string s(v);
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
-    if (s == "0" || s == "false" || s == "no" || s == "off") return false;
-    return fallback;
+    return v ? parse_bool_word(v).value_or(fallback) : fallback;
   };
   SessionHeaders h;
   h.x_session_affinity = flag("AIPERF_HTTP_X_SESSION_AFFINITY_FROM_CORRELATION_ID", true);

@@ -36,13 +36,21 @@ LimitVerdict classify_limit(const PointMetrics& lo, const PointMetrics& hi, cons
   }
   // Interactivity falls with concurrency anyway (about tput / conc); the
   // cliff's latency signature is TTFT exploding (queueing, recompute).
-  if (lo.ttft_p50_ms > 0 && hi.ttft_p50_ms > lo.ttft_p50_ms * opts.latency_jump) {
+  const bool ttft_clear =
+      !(lo.ttft_p50_interval && hi.ttft_p50_interval) || hi.ttft_p50_interval->first > lo.ttft_p50_interval->second;
+  if (lo.ttft_p50_ms > 0 && hi.ttft_p50_ms > lo.ttft_p50_ms * opts.latency_jump && ttft_clear) {
     std::snprintf(why, sizeof why, "TTFT p50 x%.1f", hi.ttft_p50_ms / lo.ttft_p50_ms);
     return {LimitKind::cache_cliff, why};
   }
-  if (hi.tput_per_gpu < lo.tput_per_gpu * (1.0 + opts.min_gain)) {
-    std::snprintf(why, sizeof why, "throughput per GPU %+.1f%%",
-                  lo.tput_per_gpu > 0 ? 100 * (hi.tput_per_gpu / lo.tput_per_gpu - 1) : 0.0);
+  // The most favourable gain the intervals allow: the higher point's upper
+  // bound over the lower point's lower bound.
+  const bool intervals = lo.tput_interval && hi.tput_interval;
+  const double best_hi = intervals ? hi.tput_interval->second : hi.tput_per_gpu;
+  const double worst_lo = intervals ? lo.tput_interval->first : lo.tput_per_gpu;
+  if (hi.tput_per_gpu < lo.tput_per_gpu * (1.0 + opts.min_gain) && best_hi < worst_lo * (1.0 + opts.min_gain)) {
+    std::snprintf(why, sizeof why, "throughput per GPU %+.1f%%%s",
+                  lo.tput_per_gpu > 0 ? 100 * (hi.tput_per_gpu / lo.tput_per_gpu - 1) : 0.0,
+                  intervals ? " (beyond the 95 % intervals)" : "");
     return {LimitKind::compute_saturation, why};
   }
   return {};

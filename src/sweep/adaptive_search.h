@@ -13,6 +13,12 @@
 //    Either ends the ascent (past it, more lanes only cost interactivity);
 //    they are reported apart because only the first is the cliff the
 //    KV-offload points are there to move.
+//    A change inside the points' 95 % intervals is no limit: the TTFT jump
+//    must also clear the intervals (the higher point's lower bound above the
+//    lower point's upper bound), and saturation is called only when even the
+//    most favourable ends of the two throughput intervals gain less than
+//    min_gain (a "flat" or "falling" pair whose intervals overlap could be
+//    rising: the ascent goes on).
 // 2. At the first cliff the coarse pass stops: higher conc values are pruned
 //    (past the cliff they only lose interactivity for no throughput).
 // 3. Refinement bisects the bracket [last good, first bad]: list values in
@@ -37,6 +43,8 @@ struct PointMetrics {
   double ttft_p50_ms = 0;
   bool ok = true;           // a failed or short-circuited point counts as past the cliff
   std::optional<double> cache_hit;  // observed prefix-cache hit rate; unknown when the server reports none
+  // 95 % intervals (metrics/confidence.h), when the point has them.
+  std::optional<std::pair<double, double>> tput_interval, ttft_p50_interval;
 };
 
 struct SearchOptions {

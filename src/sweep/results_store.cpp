@@ -1,5 +1,7 @@
 #include "sweep/results_store.h"
 
+#include <set>
+
 #include <sqlite3.h>
 
 #include <ctime>
@@ -19,13 +21,19 @@ CREATE TABLE IF NOT EXISTS points (
   ttft_p50_ms REAL, e2el_p50_s REAL, cache_hit REAL, requests INTEGER, errors INTEGER, valid INTEGER,
   diagnosis TEXT, result_dir TEXT, server_command TEXT, server_log TEXT, server_metrics TEXT,
   agentperf_version TEXT, started_at TEXT, finished_at TEXT,
+  tput_ci_lo REAL, tput_ci_hi REAL, ttft_p50_ci_lo_ms REAL, ttft_p50_ci_hi_ms REAL, small_sample INTEGER,
   PRIMARY KEY (sweep, exp_name));
 )";
+// Columns added after the first release: a store written before them gets
+// them on open (ALTER TABLE ... ADD COLUMN), empty for its old rows.
+constexpr const char* kAddedColumns[][2] = {{"tput_ci_lo", "REAL"},        {"tput_ci_hi", "REAL"},
+                                             {"ttft_p50_ci_lo_ms", "REAL"}, {"ttft_p50_ci_hi_ms", "REAL"},
+                                             {"small_sample", "INTEGER"}};
 constexpr const char* kColumns =
     "sweep, exp_name, row_index, tp, conc, kv_offloading, spec_decoding, status, mode, adaptive_added, "
     "total_tput_per_gpu, output_tput_per_gpu, intvty_p50, e2e_norm_intvty_p50, ttft_p50_ms, e2el_p50_s, cache_hit, "
     "requests, errors, valid, diagnosis, result_dir, server_command, server_log, server_metrics, agentperf_version, "
-    "started_at, finished_at";
+    "started_at, finished_at, tput_ci_lo, tput_ci_hi, ttft_p50_ci_lo_ms, ttft_p50_ci_hi_ms, small_sample";
 
 class Statement {
  public:
@@ -93,6 +101,11 @@ PointRow read_row(const Statement& s) {
   r.agentperf_version = s.text(c++);
   r.started_at = s.text(c++);
   r.finished_at = s.text(c++);
+  r.tput_ci_lo = s.real(c++);
+  r.tput_ci_hi = s.real(c++);
+  r.ttft_p50_ci_lo_ms = s.real(c++);
+  r.ttft_p50_ci_hi_ms = s.real(c++);
+  r.small_sample = s.integer(c++) != 0;
   return r;
 }
 
@@ -119,13 +132,27 @@ ResultsStore::ResultsStore(const std::string& path) : path_(path) {
     sqlite3_free(err);
     throw UserError("results store '" + path + "' is not usable: " + msg);
   }
+  std::set<std::string> have;
+  {
+    Statement info(db_, "PRAGMA table_info(points)", path_);
+    while (info.step()) have.insert(info.text(1));
+  }
+  for (const auto& [name, type] : kAddedColumns) {
+    if (have.count(name)) continue;
+    const std::string sql = std::string("ALTER TABLE points ADD COLUMN ") + name + " " + type;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      const std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      throw UserError("results store '" + path + "' could not gain column " + name + ": " + msg);
+    }
+  }
 }
 
 ResultsStore::~ResultsStore() { sqlite3_close(db_); }
 
 void ResultsStore::put(const PointRow& r) {
   const std::string sql = std::string("INSERT OR REPLACE INTO points (") + kColumns +
-                          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   Statement s(db_, sql.c_str(), path_, exit_code::write_failed);
   int i = 1;
   s.bind(i++, r.sweep);
@@ -156,6 +183,11 @@ void ResultsStore::put(const PointRow& r) {
   s.bind(i++, r.agentperf_version);
   s.bind(i++, r.started_at);
   s.bind(i++, r.finished_at);
+  s.bind(i++, r.tput_ci_lo);
+  s.bind(i++, r.tput_ci_hi);
+  s.bind(i++, r.ttft_p50_ci_lo_ms);
+  s.bind(i++, r.ttft_p50_ci_hi_ms);
+  s.bind(i++, r.small_sample ? 1 : 0);
   s.step();
 }
 

@@ -25,6 +25,10 @@ struct PointRow {
   double intvty_p50 = 0, e2e_norm_intvty_p50 = 0, ttft_p50_ms = 0, e2el_p50_s = 0, cache_hit = 0;
   long long requests = 0, errors = 0;
   bool valid = false;
+  // The point's 95 % intervals (metrics/confidence.h) of total tokens/s per
+  // GPU and TTFT p50 (0, 0: none), and whether it rests on a small sample.
+  double tput_ci_lo = 0, tput_ci_hi = 0, ttft_p50_ci_lo_ms = 0, ttft_p50_ci_hi_ms = 0;
+  bool small_sample = false;
   std::string diagnosis;       // why failed / short-circuited / pruned
   std::string result_dir;      // profile_export.jsonl etc.
   std::string server_command, server_log;

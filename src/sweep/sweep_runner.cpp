@@ -84,8 +84,11 @@ std::string row_label(const recipe::SearchSpaceEntry& e) {
          " offload:" + e.kv_offloading;
 }
 
-// Fills the row's metrics from an InferenceX aggregate's headline.
-void take_metrics(PointRow& row, const InferenceXHeadline& ix) {
+// Fills the row's metrics from a replay aggregate: its InferenceX headline,
+// and the 95 % intervals of throughput (as a share of the aggregate's total
+// token throughput, on the per-GPU figure) and TTFT p50.
+void take_metrics(PointRow& row, const replay::ReplayAggregate& agg) {
+  const InferenceXHeadline& ix = agg.inferencex;
   row.total_tput_per_gpu = ix.total_tput_per_gpu;
   row.output_tput_per_gpu = ix.output_tput_per_gpu;
   row.intvty_p50 = ix.intvty_p50;
@@ -96,11 +99,32 @@ void take_metrics(PointRow& row, const InferenceXHeadline& ix) {
   row.requests = static_cast<long long>(ix.records_profiled);
   row.errors = static_cast<long long>(ix.records_error);
   row.valid = ix.valid;
+  const auto& j = agg.json;
+  if (j.contains("confidence_intervals") && j["confidence_intervals"].is_object()) {
+    const auto& ci = j["confidence_intervals"];
+    row.small_sample = ci.value("small_sample", false);
+    const auto& m = ci["metrics"];
+    const double total = j.contains("total_token_throughput") ? j["total_token_throughput"].value("avg", 0.0) : 0.0;
+    if (m.contains("total_token_throughput") && total > 0) {
+      row.tput_ci_lo = m["total_token_throughput"][0].get<double>() / total * row.total_tput_per_gpu;
+      row.tput_ci_hi = m["total_token_throughput"][1].get<double>() / total * row.total_tput_per_gpu;
+    }
+    if (m.contains("time_to_first_token") && m["time_to_first_token"].contains("p50")) {
+      row.ttft_p50_ci_lo_ms = m["time_to_first_token"]["p50"][0].get<double>();
+      row.ttft_p50_ci_hi_ms = m["time_to_first_token"]["p50"][1].get<double>();
+    }
+  }
 }
 
 PointMetrics metrics_of(const PointRow& r) {
-  PointMetrics m{r.total_tput_per_gpu, r.intvty_p50, r.ttft_p50_ms, r.status == "done" && r.valid, std::nullopt};
+  PointMetrics m;
+  m.tput_per_gpu = r.total_tput_per_gpu;
+  m.intvty_p50 = r.intvty_p50;
+  m.ttft_p50_ms = r.ttft_p50_ms;
+  m.ok = r.status == "done" && r.valid;
   if (r.cache_hit > 0) m.cache_hit = r.cache_hit;  // 0: the server reported no cached tokens
+  if (r.tput_ci_hi > 0) m.tput_interval = std::make_pair(r.tput_ci_lo, r.tput_ci_hi);
+  if (r.ttft_p50_ci_hi_ms > 0) m.ttft_p50_interval = std::make_pair(r.ttft_p50_ci_lo_ms, r.ttft_p50_ci_hi_ms);
   return m;
 }
 
@@ -478,7 +502,7 @@ class Sweep {
     info.records_error = records.close();
     if (info.records_error) throw UserError("sweep point " + p.exp_name + ": " + *info.records_error, exit_code::write_failed);
     const auto agg = replay::write_replay_outputs(res, cfg, info, dir, replay::judge_replay(res, 0.10));
-    take_metrics(r, agg.inferencex);
+    take_metrics(r, agg);
     if (res.run.interrupted) {
       r.status = "interrupted";
       r.diagnosis = res.abort_reason;
@@ -581,7 +605,7 @@ class Sweep {
     agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
     write_run_results(dir, res.replay.run.records, agg.json, false);
     r.server_command = "sim predict --traces (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
-    take_metrics(r, agg.inferencex);
+    take_metrics(r, agg);
     if (!res.replay.abort_reason.empty()) {
       r.status = "failed";
       r.diagnosis = res.replay.abort_reason;

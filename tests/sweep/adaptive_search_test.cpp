@@ -11,6 +11,8 @@
 #include <functional>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "sweep/results_store.h"
 #include "sweep/short_circuit.h"
 
@@ -187,4 +189,78 @@ TEST(AdaptiveSearch, CacheCliffAndComputeSaturationAreToldApart) {
   // then 40 (throughput -1 %, cache holding) move the first limit down to
   // (32, 40), a bracket as narrow as the list's smallest step.
   EXPECT_EQ(*s.cliff(), std::make_pair(32, 40));
+}
+
+// A change inside the 95 % intervals is no limit (issue: a noisy point of
+// 90 requests was labelled "compute saturation (-34.6 %)"). Throughput
+// 1000 -> 900 per GPU: saturation without intervals; with intervals
+// [800, 1200] and [700, 1150] the higher point could have gained 44 %, so no
+// call; with tight ones [980, 1020] and [880, 920] it is saturation. A TTFT
+// jump x4 whose intervals overlap is no cliff either.
+TEST(AdaptiveSearch, NoLimitIsCalledOnAChangeInsideTheIntervals) {
+  SearchOptions o;
+  PointMetrics lo{1000, 50, 100, true, std::nullopt}, hi{900, 40, 110, true, std::nullopt};
+  EXPECT_EQ(classify_limit(lo, hi, o).kind, LimitKind::compute_saturation);
+  lo.tput_interval = std::make_pair(800.0, 1200.0);
+  hi.tput_interval = std::make_pair(700.0, 1150.0);
+  EXPECT_EQ(classify_limit(lo, hi, o).kind, LimitKind::none);
+  lo.tput_interval = std::make_pair(980.0, 1020.0);
+  hi.tput_interval = std::make_pair(880.0, 920.0);
+  const auto sat = classify_limit(lo, hi, o);
+  EXPECT_EQ(sat.kind, LimitKind::compute_saturation);
+  EXPECT_NE(sat.why.find("beyond the 95 % intervals"), std::string::npos) << sat.why;
+
+  PointMetrics a{1000, 50, 100, true, std::nullopt}, b{1200, 40, 400, true, std::nullopt};
+  EXPECT_EQ(classify_limit(a, b, o).kind, LimitKind::cache_cliff);
+  a.ttft_p50_interval = std::make_pair(60.0, 500.0);
+  b.ttft_p50_interval = std::make_pair(150.0, 900.0);
+  EXPECT_EQ(classify_limit(a, b, o).kind, LimitKind::none);
+  b.ttft_p50_interval = std::make_pair(520.0, 900.0);
+  EXPECT_EQ(classify_limit(a, b, o).kind, LimitKind::cache_cliff);
+}
+
+// The intervals reach the store, and a store written before they existed
+// gains their columns when opened (its rows read back with none).
+TEST(ResultsStore, KeepsIntervalsAndUpgradesAnOlderStore) {
+  const auto path = std::filesystem::temp_directory_path() / ("agentperf_store_old_" + std::to_string(::getpid()) + ".sqlite");
+  std::filesystem::remove(path);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TABLE points (sweep TEXT NOT NULL, exp_name TEXT NOT NULL, row_index INTEGER, tp "
+                           "INTEGER, conc INTEGER, kv_offloading TEXT, spec_decoding TEXT, status TEXT NOT NULL, mode "
+                           "TEXT, adaptive_added INTEGER, total_tput_per_gpu REAL, output_tput_per_gpu REAL, intvty_p50 "
+                           "REAL, e2e_norm_intvty_p50 REAL, ttft_p50_ms REAL, e2el_p50_s REAL, cache_hit REAL, requests "
+                           "INTEGER, errors INTEGER, valid INTEGER, diagnosis TEXT, result_dir TEXT, server_command "
+                           "TEXT, server_log TEXT, server_metrics TEXT, agentperf_version TEXT, started_at TEXT, "
+                           "finished_at TEXT, PRIMARY KEY (sweep, exp_name));"
+                           "INSERT INTO points (sweep, exp_name, conc, status, total_tput_per_gpu) VALUES "
+                           "('sw', 'old_c4', 4, 'done', 500.0);",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  ResultsStore s(path.string());
+  const auto old = s.get("sw", "old_c4");
+  ASSERT_TRUE(old);
+  EXPECT_DOUBLE_EQ(old->total_tput_per_gpu, 500.0);
+  EXPECT_DOUBLE_EQ(old->tput_ci_hi, 0.0);
+  PointRow r;
+  r.sweep = "sw";
+  r.exp_name = "new_c8";
+  r.status = "done";
+  r.tput_ci_lo = 900;
+  r.tput_ci_hi = 1100;
+  r.ttft_p50_ci_lo_ms = 40;
+  r.ttft_p50_ci_hi_ms = 60;
+  r.small_sample = true;
+  s.put(r);
+  const auto back = s.get("sw", "new_c8");
+  ASSERT_TRUE(back);
+  EXPECT_DOUBLE_EQ(back->tput_ci_lo, 900);
+  EXPECT_DOUBLE_EQ(back->tput_ci_hi, 1100);
+  EXPECT_DOUBLE_EQ(back->ttft_p50_ci_hi_ms, 60);
+  EXPECT_TRUE(back->small_sample);
+  std::filesystem::remove(path);
 }
