@@ -105,6 +105,26 @@ replay::ReplayConfig config(const std::string& url, double duration) {
   return c;
 }
 
+// The token ids of a completions request's "prompt" array, as text.
+std::vector<std::string> prompt_ids(const std::string& body) {
+  std::vector<std::string> ids;
+  std::string cur;
+  for (std::size_t i = body.find("\"prompt\":[") + 10; i < body.size() && body[i] != ']'; ++i) {
+    if (body[i] == ',') {
+      ids.push_back(cur);
+      cur.clear();
+    } else {
+      cur += body[i];
+    }
+  }
+  ids.push_back(cur);
+  return ids;
+}
+
+// The cache-bust marker's ids in a token-id prompt: five digits from 31000
+// (trace/prompt_builder.h's marker range in these tests).
+bool is_marker_id(const std::string& id) { return id.size() == 5 && id.rfind("31", 0) == 0; }
+
 double first_send(const std::vector<Seen>& v, const std::string& conv_prefix, std::size_t nth = 0) {
   std::size_t k = 0;
   for (const auto& s : v)
@@ -187,21 +207,9 @@ TEST(Replay, CacheBustMarkerPerPlayAndSharedByTheTree) {
   // Token-id marker: six ids from the digest, the same across the tree's
   // streams in one play, different in the next play.
   auto marker_of = [](const std::string& body) {
-    auto p = body.find("\"prompt\":[");
-    std::vector<std::string> ids;
-    std::string cur;
-    for (std::size_t i = p + 10; i < body.size() && body[i] != ']'; ++i) {
-      if (body[i] == ',') {
-        ids.push_back(cur);
-        cur.clear();
-      } else {
-        cur += body[i];
-      }
-    }
-    ids.push_back(cur);
     std::string m;
-    for (const auto& id : ids)
-      if (id.size() == 5 && id.rfind("31", 0) == 0) m += id + ",";
+    for (const auto& id : prompt_ids(body))
+      if (is_marker_id(id)) m += id + ",";
     return m;
   };
   std::map<std::string, std::string> by_conv;
@@ -234,22 +242,11 @@ TEST(Replay, CacheBustMarkerOpensEachStreamsFirstUserMessage) {
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(j, "t")};
   auto res = replay::run_replay(config(server.url(), 0.45), traces, "m");
   auto seen = relabel(rec.snapshot(), res);
-  // The index in the token-id prompt of the marker's first id (ids of five
-  // digits starting 31, as in the test above); -1 when absent.
+  // The index in the token-id prompt of the marker's first id; -1 when absent.
   auto marker_at = [](const std::string& body) {
-    const auto p = body.find("\"prompt\":[");
-    int index = 0;
-    std::string cur;
-    for (std::size_t i = p + 10; i < body.size(); ++i) {
-      if (body[i] == ',' || body[i] == ']') {
-        if (cur.size() == 5 && cur.rfind("31", 0) == 0) return index;
-        cur.clear();
-        ++index;
-        if (body[i] == ']') break;
-      } else {
-        cur += body[i];
-      }
-    }
+    const auto ids = prompt_ids(body);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (is_marker_id(ids[i])) return static_cast<int>(i);
     return -1;
   };
   int root_turns = 0, sub_turns = 0;
