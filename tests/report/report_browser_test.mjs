@@ -75,6 +75,26 @@ try {
     if (a.group === b.group && a !== b && Math.abs(a.vx - b.vx) <= 0.01 * Math.max(a.vx, b.vx) && Math.abs(a.x - b.x) > 20)
       near.push({ group: a.group, values: [a.vx, b.vx], px: [a.x, b.x] });
   if (near.length) fail(`points within 1 % on x drawn over 20 px apart: ${JSON.stringify(near.slice(0, 2))}`);
+  // No two labels drawn in one place: points at one place share theirs
+  // (once "c32c32"), a different label moves clear of it.
+  const ink = labels.filter(l => !l.shared), overprinted = [];
+  for (let i = 0; i < ink.length; ++i) for (let j = i + 1; j < ink.length; ++j) {
+    const a = ink[i], b = ink[j];
+    if (a.group === b.group && Math.abs(a.x - b.x) < 20 && Math.abs(a.y - b.y) < 10) overprinted.push([a, b]);
+  }
+  if (overprinted.length) fail(`labels drawn over each other: ${JSON.stringify(overprinted.slice(0, 2))}`);
+  // The legend shows how each series is drawn: configurations as filled
+  // (measured) or hollow (predicted) points in solid or dashed rings,
+  // frontiers as solid or dotted line samples.
+  const markers = await page.evaluate(() => [...document.querySelectorAll("#pareto .u-legend .u-series")].map(r => ({
+    label: r.textContent.trim(), style: (r.querySelector(".u-marker") || {}).dataset?.style || "" })));
+  for (const m of markers) {
+    const want = / frontier$/.test(m.label) ? (/^predicted/.test(m.label) ? "line dotted" : "line solid")
+               : / · predicted$/.test(m.label) ? "points dashed hollow" : / · measured$/.test(m.label) ? "points solid filled" : "";
+    if (want && m.style !== want) fail(`legend marker of '${m.label}' is '${m.style}', expected '${want}'`);
+  }
+  if (!markers.some(m => m.style === "points dashed hollow") || !markers.some(m => m.style === "points solid filled"))
+    fail(`legend markers without both kinds: ${JSON.stringify(markers.slice(0, 4))}`);
 
   // Predicted against measured.
   if (state.pairs !== expect.pairs) fail(`${state.pairs} pairs, expected ${expect.pairs}`);
