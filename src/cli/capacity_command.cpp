@@ -81,6 +81,11 @@ int run_capacity(CapacityCommand& cc, const std::string& cli_command) {
       cfg.artifact_dir_given ? std::filesystem::path(cfg.artifact_dir)
                              : default_run_folder(cfg.artifact_dir, "capacity", endpoint_type_name(cfg.endpoint_type),
                                                   "slo");
+  // A folder that holds an earlier search is not written over unasked
+  // (common/output_folder.h's rule for run folders).
+  if (std::filesystem::exists(base / "capacity.json") && !cfg.overwrite)
+    throw UserError("'" + base.string() + "' holds an earlier capacity search (capacity.json): pass --overwrite to "
+                    "replace it, or choose another -o");
   std::error_code ec;
   std::filesystem::create_directories(base, ec);
   if (ec) throw UserError("cannot create the output directory '" + base.string() + "': " + ec.message());
@@ -143,6 +148,8 @@ int run_capacity(CapacityCommand& cc, const std::string& cli_command) {
       p.limiting = "the run failed (exit " + std::to_string(code) + ")";
       entry["met"] = false;
       entry["limiting"] = p.limiting;
+      std::printf("measured   c=%-5d misses %s; see %s\n", c, p.limiting.c_str(), one.artifact_dir.c_str());
+      std::fflush(stdout);
     } else {
       const auto v = judge_slos(slos, agg);
       p.met = v.met;

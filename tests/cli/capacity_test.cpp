@@ -26,7 +26,9 @@ fs::path temp_dir(const std::string& name) {
 // 4,000-token prompts and 100-token answers: on Qwen3-8B on an H200 the
 // TTFT p90 grows by ~12 ms (at time scale 10) per request in flight, ~98 ms
 // at 8 and ~110 ms at 9, so an SLO of 104 ms has its edge at 8 with ~6 ms
-// on either side (measured on the 2-core VM; run-to-run spread ~1 ms).
+// on either side (measured on the 2-core VM; run-to-run spread ~1 ms when
+// nothing runs beside it: the test runs alone, RUN_SERIAL, as a heavy test
+// beside it moved the edge in one full run).
 const std::string kWorkload = " --isl 4000 --osl 100 --slo 'ttft_p90<=104ms'";
 }  // namespace
 
@@ -71,6 +73,11 @@ TEST(Capacity, FindsTheDenseSweepsEdgeWithAtMostHalfItsPoints) {
     EXPECT_TRUE(p["slos"][0].contains("interval")) << p.dump();
   }
   EXPECT_FALSE(cap["predicted"].empty());
+  // The folder now holds a search: a second one into it needs --overwrite.
+  auto again = run_shell(cli + " capacity --url " + backend->url() + kWorkload + " --max-concurrency 2 -q -o " +
+                         (dir / "cap").string() + " 2>&1");
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("holds an earlier capacity search"), std::string::npos) << again.output;
   EXPECT_NE(r.output.find("Capacity: " + std::to_string(dense_edge) + " (c=" + std::to_string(dense_edge + 1) +
                           " misses ttft_p90<=104ms)"),
             std::string::npos)
