@@ -419,8 +419,12 @@ class Sweep {
     r.finished_at = utc_now_iso();
     store_->put(r);
     if (r.status == "done")
-      say(p.exp_name + ": done  tput/GPU " + fmt(r.total_tput_per_gpu) + " tok/s, intvty p50 " + fmt(r.intvty_p50) +
-          " tok/s, TTFT p50 " + fmt(r.ttft_p50_ms) + " ms, hit " + fmt(100 * r.cache_hit) + "%");
+      // With the 95 % interval of the throughput, and a small sample said as
+      // such (metrics/confidence.h): a point on a few session trees is not firm.
+      say(p.exp_name + ": done  tput/GPU " + fmt(r.total_tput_per_gpu) +
+          (r.tput_ci_hi > 0 ? " [" + fmt(r.tput_ci_lo) + ", " + fmt(r.tput_ci_hi) + "]" : std::string()) +
+          " tok/s, intvty p50 " + fmt(r.intvty_p50) + " tok/s, TTFT p50 " + fmt(r.ttft_p50_ms) + " ms, hit " +
+          fmt(100 * r.cache_hit) + "%" + (r.small_sample ? " (small sample: not firm)" : ""));
     else  // the whole diagnosis: a server's failure carries the last lines of its log
       say(p.exp_name + ": " + r.status + ": " + trim_trailing_newlines(r.diagnosis));
     return {r.status, false, metrics_of(r)};

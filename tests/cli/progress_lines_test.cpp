@@ -235,6 +235,13 @@ replay: {duration: 60, grace: 5}
                                       std::to_string(total) + " points in .*; [0-9]+ measured, .*"),
             1)
       << r.err;
+  // Each point's line carries its throughput interval; a point resting on
+  // a few session trees (2 lanes for 60 s) says it is not firm.
+  EXPECT_GE(count_matching(r.err, "agentperf sweep: .*_conc[0-9]+: done  tput/GPU [0-9.]+ \\[[0-9.]+, [0-9.]+\\] tok/s, .*"),
+            2)
+      << r.err;
+  EXPECT_EQ(count_matching(r.err, "agentperf sweep: .*_conc[0-9]+: done  tput/GPU [0-9.]+ tok/s, .*"), 0) << r.err;
+  EXPECT_GE(count_matching(r.err, ".*_conc2: done .*\\(small sample: not firm\\)"), 1) << r.err;
   const auto q = run_cli(cmd + " -q");
   ASSERT_EQ(q.code, 0) << q.err;
   EXPECT_EQ(q.err.find("progress"), std::string::npos) << q.err;
