@@ -103,14 +103,20 @@ ojson slice_head(const Slice& s) {
   return j;
 }
 
+// The scrapes are in time order and the slices too: one pass over both
+// (an hour at 333 ms scrapes and 1 s slices would otherwise be 10^7 steps
+// per series).
 ojson gauge_slices(const Points& pts, const std::vector<Slice>& grid, std::int64_t last_scrape) {
   ojson out = ojson::array();
+  std::size_t first = 0;
   for (const auto& sl : grid) {
     double sum = 0, lo = 0, hi = 0;
     std::size_t n = 0;
-    for (const auto& [t, v] : pts) {
+    while (first < pts.size() && pts[first].first < sl.start) ++first;
+    for (std::size_t k = first; k < pts.size() && pts[k].first <= sl.end; ++k) {
+      const auto& [t, v] = pts[k];
       // [start, end), the range's last slice also closed on the right.
-      const bool in = t >= sl.start && (t < sl.end || (!sl.complete && t == sl.end && t == last_scrape));
+      const bool in = t < sl.end || (!sl.complete && t == sl.end && t == last_scrape);
       if (!in) continue;
       lo = n ? std::min(lo, v) : v;
       hi = n ? std::max(hi, v) : v;
