@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace agentperf {
@@ -63,6 +64,33 @@ struct CiOptions {
 //    "output_token_throughput": [lo, hi], ...}, "wide": ["time_to_first_token.p90", ...]}
 // null when there are fewer than 2 units.
 nlohmann::json confidence_intervals(const std::vector<CiObservation>& obs, std::size_t units, const CiOptions& opts);
+
+// Reading the section back (report pairs, sweep store, SLO verdicts): a
+// statistic's interval, e.g. ("time_to_first_token", "p50"); nullopt when
+// the aggregate has none. Json: nlohmann::json or ordered_json.
+template <class Json>
+std::optional<std::pair<double, double>> aggregate_interval(const Json& agg, const std::string& tag,
+                                                            const std::string& stat) {
+  if (!agg.contains("confidence_intervals") || !agg["confidence_intervals"].is_object()) return std::nullopt;
+  const auto& ci = agg["confidence_intervals"];
+  if (!ci.contains("metrics") || !ci["metrics"].contains(tag) || !ci["metrics"][tag].contains(stat)) return std::nullopt;
+  const auto& iv = ci["metrics"][tag][stat];
+  return std::make_pair(iv[0].template get<double>(), iv[1].template get<double>());
+}
+
+// The total-token-throughput interval as a share of the aggregate's own
+// total throughput, carried onto `value` (the same run's throughput on
+// another scale, e.g. per GPU); nullopt when the aggregate has none.
+template <class Json>
+std::optional<std::pair<double, double>> throughput_interval_on(const Json& agg, double value) {
+  if (!agg.contains("confidence_intervals") || !agg["confidence_intervals"].is_object()) return std::nullopt;
+  const auto& m = agg["confidence_intervals"]["metrics"];
+  if (!m.contains("total_token_throughput") || !agg.contains("total_token_throughput")) return std::nullopt;
+  const double total = agg["total_token_throughput"].value("avg", 0.0);
+  if (!(total > 0)) return std::nullopt;
+  return std::make_pair(m["total_token_throughput"][0].template get<double>() / total * value,
+                        m["total_token_throughput"][1].template get<double>() / total * value);
+}
 
 // One console line: "95 % CI over 12 session trees: TTFT p50 [a, b] ms, ..."
 // (and a second naming a small sample or wide intervals), from the section.

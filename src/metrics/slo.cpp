@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "common/error.h"
+#include "metrics/confidence.h"
 #include "metrics/stats.h"
 
 namespace agentperf {
@@ -86,10 +87,6 @@ SloVerdict judge_slos(const std::vector<Slo>& slos, const nlohmann::json& agg) {
   SloVerdict v;
   v.met = true;
   v.detail = nlohmann::ordered_json::array();
-  const nlohmann::json* ci = nullptr;
-  if (agg.contains("confidence_intervals") && agg["confidence_intervals"].is_object() &&
-      agg["confidence_intervals"].contains("metrics"))
-    ci = &agg["confidence_intervals"]["metrics"];
   for (const auto& slo : slos) {
     nlohmann::ordered_json d = {{"slo", slo.text}};
     const auto value = slo_value(slo, agg);
@@ -98,10 +95,11 @@ SloVerdict judge_slos(const std::vector<Slo>& slos, const nlohmann::json& agg) {
     d["met"] = met;
     // The interval of the statistic, where the aggregate has one (latency
     // statistics; interactivity is the inverted ITL interval).
-    const char* tag = aggregate_tag(slo.quantity);
-    const std::string key = stat_key(slo.percentile);
-    if (ci && slo.quantity != "e2e_interactivity" && ci->contains(tag) && (*ci)[tag].contains(key)) {
-      double lo = (*ci)[tag][key][0].get<double>(), hi = (*ci)[tag][key][1].get<double>();
+    const auto iv = slo.quantity == "e2e_interactivity"
+                        ? std::nullopt
+                        : aggregate_interval(agg, aggregate_tag(slo.quantity), stat_key(slo.percentile));
+    if (iv) {
+      double lo = iv->first, hi = iv->second;
       if (slo.quantity == "interactivity") {
         const double a = hi > 0 ? 1000.0 / hi : 0.0, b = lo > 0 ? 1000.0 / lo : 0.0;
         lo = a;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "metrics/confidence.h"
 #include "common/error.h"
 #include "common/version.h"
 #include "metrics/export.h"
@@ -305,20 +306,11 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
     // The run's 95 % intervals of the paired statistics (metrics/confidence.h),
     // on the page's scales: the throughput interval as a share of the
     // aggregate's throughput, applied to this page's per-GPU figure.
-    if (agg.contains("confidence_intervals") && agg["confidence_intervals"].is_object() &&
-        agg["confidence_intervals"].contains("metrics")) {
-      const auto& cm = agg["confidence_intervals"]["metrics"];
+    {
       json iv = json::object();
-      if (cm.contains("total_token_throughput") && agg.contains("total_token_throughput") &&
-          agg["total_token_throughput"].value("avg", 0.0) > 0) {
-        const double at = agg["total_token_throughput"]["avg"].get<double>();
-        iv["tput_per_gpu"] = {cm["total_token_throughput"][0].get<double>() / at * tput,
-                              cm["total_token_throughput"][1].get<double>() / at * tput};
-      }
-      if (cm.contains("time_to_first_token") && cm["time_to_first_token"].contains("p50"))
-        iv["ttft_p50"] = cm["time_to_first_token"]["p50"];
-      if (cm.contains("inter_token_latency") && cm["inter_token_latency"].contains("p50"))
-        iv["itl_p50"] = cm["inter_token_latency"]["p50"];
+      if (const auto t = throughput_interval_on(agg, tput)) iv["tput_per_gpu"] = {t->first, t->second};
+      if (const auto t = aggregate_interval(agg, "time_to_first_token", "p50")) iv["ttft_p50"] = {t->first, t->second};
+      if (const auto t = aggregate_interval(agg, "inter_token_latency", "p50")) iv["itl_p50"] = {t->first, t->second};
       if (!iv.empty()) point["interval"] = std::move(iv);
     }
     // GPU telemetry: its mean power over the profiling window, and its

@@ -12,6 +12,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "metrics/confidence.h"
 #include "common/atomic_file.h"
 #include "common/clock.h"
 #include "common/error.h"
@@ -100,20 +101,11 @@ void take_metrics(PointRow& row, const replay::ReplayAggregate& agg) {
   row.errors = static_cast<long long>(ix.records_error);
   row.valid = ix.valid;
   const auto& j = agg.json;
-  if (j.contains("confidence_intervals") && j["confidence_intervals"].is_object()) {
-    const auto& ci = j["confidence_intervals"];
-    row.small_sample = ci.value("small_sample", false);
-    const auto& m = ci["metrics"];
-    const double total = j.contains("total_token_throughput") ? j["total_token_throughput"].value("avg", 0.0) : 0.0;
-    if (m.contains("total_token_throughput") && total > 0) {
-      row.tput_ci_lo = m["total_token_throughput"][0].get<double>() / total * row.total_tput_per_gpu;
-      row.tput_ci_hi = m["total_token_throughput"][1].get<double>() / total * row.total_tput_per_gpu;
-    }
-    if (m.contains("time_to_first_token") && m["time_to_first_token"].contains("p50")) {
-      row.ttft_p50_ci_lo_ms = m["time_to_first_token"]["p50"][0].get<double>();
-      row.ttft_p50_ci_hi_ms = m["time_to_first_token"]["p50"][1].get<double>();
-    }
-  }
+  if (j.contains("confidence_intervals") && j["confidence_intervals"].is_object())
+    row.small_sample = j["confidence_intervals"].value("small_sample", false);
+  if (const auto t = throughput_interval_on(j, row.total_tput_per_gpu)) std::tie(row.tput_ci_lo, row.tput_ci_hi) = *t;
+  if (const auto t = aggregate_interval(j, "time_to_first_token", "p50"))
+    std::tie(row.ttft_p50_ci_lo_ms, row.ttft_p50_ci_hi_ms) = *t;
 }
 
 PointMetrics metrics_of(const PointRow& r) {
