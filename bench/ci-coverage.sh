@@ -14,9 +14,14 @@
 # traces (MEAN_TURNS turns, idle gaps capped at IDLE_CAP s of wall time), so
 # that a run of DURATION wall seconds plays many whole session trees.
 #
+# LOAD=profile measures a synthetic closed loop instead: `profile` at
+# concurrency LANES with fixed prompt and output lengths (ISL, OSL), each run
+# its own --random-seed; its units are requests, and its throughput interval
+# moves with the mean latency (Little's law, src/metrics/confidence.h).
+#
 # Environment: AGENTPERF [build/agentperf], REPEATS [10], LANES [16],
 # DURATION [40] (wall seconds per run), TIME_SCALE [20], MEAN_TURNS [4],
-# IDLE_CAP [0.5], WORK [mktemp -d].
+# IDLE_CAP [0.5], LOAD [replay|profile], ISL [1024], OSL [64], WORK [mktemp -d].
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 AGENTPERF=${AGENTPERF:-$root/build/agentperf}
@@ -26,6 +31,9 @@ DURATION=${DURATION:-40}
 TIME_SCALE=${TIME_SCALE:-20}
 MEAN_TURNS=${MEAN_TURNS:-4}
 IDLE_CAP=${IDLE_CAP:-0.5}
+LOAD=${LOAD:-replay}
+ISL=${ISL:-1024}
+OSL=${OSL:-64}
 WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$WORK"
 port=$((20000 + RANDOM % 20000))
@@ -33,6 +41,11 @@ port=$((20000 + RANDOM % 20000))
 serve=$!
 trap 'kill $serve 2>/dev/null || true' EXIT
 for i in $(seq 1 "$REPEATS"); do
+  if [ "$LOAD" = profile ]; then
+    "$AGENTPERF" profile --url "http://127.0.0.1:$port" --wait-for-server 30 -c "$LANES" -d "$DURATION" \
+      --isl "$ISL" --osl "$OSL" --random-seed "$i" -q -o "$WORK/run$i" > /dev/null 2>&1 || true
+    continue
+  fi
   # Each run plays its own sample of sessions (the population the interval
   # speaks of), with its own prompt contents.
   "$AGENTPERF" traces synth --traces 400 --mean-turns "$MEAN_TURNS" --seed "$i" -o "$WORK/traces$i.jsonl" > /dev/null 2>&1
@@ -74,5 +87,6 @@ for m, k in metrics:
     ratio = hw / (1.96 * sd) if sd > 0 else float("inf")
     print(f"{m}{'.' + k if k else ''}: {c}/{len(ivs)} intervals cover the other runs' mean; run-to-run sd "
           f"{100 * sd / mean:.1f} %, mean interval half-width {100 * hw / mean:.1f} % ({ratio:.2f} x 1.96 sd)")
-print(f"overall coverage: {hits}/{total} = {100 * hits / max(total, 1):.0f} % ({len(runs)} runs, ~{units} session trees each)")
+unit = runs[0]["confidence_intervals"]["unit"] if runs else "unit"
+print(f"overall coverage: {hits}/{total} = {100 * hits / max(total, 1):.0f} % ({len(runs)} runs, ~{units} {unit}s each)")
 PY

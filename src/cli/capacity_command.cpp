@@ -8,16 +8,21 @@
 
 #include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
+#include "cli/run_descriptions.h"
 #include "cli/sim_options.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/output_folder.h"
 #include "common/run_control.h"
+#include "common/version.h"
 #include "metrics/export.h"
 #include "metrics/slo.h"
 #include "sim/engine.h"
 #include "sim/predictor.h"
+#include "sim/sim_server.h"
 #include "sweep/capacity_search.h"
+#include "sweep/profile_point.h"
+#include "sweep/results_store.h"
 
 namespace agentperf::cli {
 
@@ -30,6 +35,8 @@ struct CapacityCommand {
   double resolution = 0.1;
   double time_scale = 1;
   bool predict = true;
+  bool embedded_sim = false;
+  std::string store_path;  // default <folder>/capacity.sqlite
 };
 
 namespace {
@@ -70,6 +77,8 @@ int run_capacity(CapacityCommand& cc, const std::string& cli_command) {
     throw UserError("capacity chooses the concurrency itself: drop --concurrency/--request-rate (--max-concurrency "
                     "bounds the search)");
   if (cfg.slos.empty()) throw UserError("capacity needs at least one --slo (e.g. --slo ttft_p90<=2s)");
+  if (cc.embedded_sim && cc.app->count("--url") > 0)
+    throw UserError("--embedded-sim searches the simulator started in-process: drop --url (or --embedded-sim)");
   finish_profile_options(cfg, cc.text);
   const auto slos = parse_slos(cfg.slos);
   cfg.concurrency = 1;  // for validation; each point sets its own
@@ -90,11 +99,41 @@ int run_capacity(CapacityCommand& cc, const std::string& cli_command) {
   std::filesystem::create_directories(base, ec);
   if (ec) throw UserError("cannot create the output directory '" + base.string() + "': " + ec.message());
   if (!cfg.quiet) std::fprintf(stderr, "agentperf: capacity search into %s\n", base.c_str());
+  // The store: the answer and every measured point (sweep/results_store.h),
+  // named after the search's folder. Opened before any point runs, so that a
+  // store that cannot be written fails the search at once.
+  auto folder = std::filesystem::absolute(base).lexically_normal();
+  if (folder.filename().empty()) folder = folder.parent_path();  // "-o cap/"
+  const std::string search_name = folder.filename().string();
+  sweep::ResultsStore store(cc.store_path.empty() ? (base / "capacity.sqlite").string() : cc.store_path);
+
+  // --embedded-sim: the server is the engine simulator, in-process on an
+  // ephemeral port (as `agentperf run` does), the same engine the
+  // prediction runs, at --time-scale.
+  RunDescription description;
+  std::unique_ptr<sim::SimServer> server;
+  if (cc.predict || cc.embedded_sim) finish_sim_engine_options(cc.engine);
+  if (cc.embedded_sim) {
+    sim::SimServerOptions so;
+    so.time_scale = cc.time_scale;
+    server = std::make_unique<sim::SimServer>(
+        std::make_unique<sim::Engine>(sim::load_model_spec(cc.engine.model), load_engine_hardware(cc.engine),
+                                      cc.engine.cfg),
+        so);
+    server->start();
+    cfg.url = server->url();
+    description = describe_sim_engine(cc.engine);
+    description.time_scale = cc.time_scale;
+    if (!cfg.quiet)
+      std::fprintf(stderr, "agentperf: started the embedded simulator (%s on %s TP%d, time scale %.3g) at %s\n",
+                   cc.engine.model.c_str(), cc.engine.hardware.c_str(), cc.engine.cfg.tp, cc.time_scale,
+                   cfg.url.c_str());
+  }
+  apply_describe(cc.text.describe, description);
 
   ojson predicted_points = ojson::array();
   std::optional<int> edge;
   if (cc.predict) {
-    finish_sim_engine_options(cc.engine);
     const auto model = sim::load_model_spec(cc.engine.model);
     const auto hw = load_engine_hardware(cc.engine);
     const auto virtual_slos = in_virtual_time(slos, cc.time_scale);
@@ -135,19 +174,33 @@ int run_capacity(CapacityCommand& cc, const std::string& cli_command) {
     one.overwrite = true;
     one.quiet = true;
     one.summary = false;
-    const int code = run_profile(one, cli_command);
+    const std::string started_at = sweep::utc_now_iso();
+    const int code = run_profile(one, cli_command, description);
     last_code = code;
     if (stop_requested()) return std::nullopt;
     std::ifstream in(std::filesystem::path(one.artifact_dir) / "profile_export_aiperf.json");
     const auto agg = nlohmann::json::parse(in, nullptr, false);
     sweep::CapacityPoint p;
     ojson entry = {{"concurrency", c}, {"folder", one.artifact_dir}, {"exit_code", code}};
+    sweep::PointRow row;
+    row.sweep = search_name;
+    row.exp_name = search_name + "/c" + std::to_string(c);
+    row.row = static_cast<int>(measured_points.size());  // the order measured
+    row.conc = c;
+    row.mode = "capacity";
+    row.result_dir = one.artifact_dir;
+    row.agentperf_version = std::string(version());
+    row.started_at = started_at;
+    row.finished_at = sweep::utc_now_iso();
+    if (!agg.is_discarded()) sweep::take_profile_metrics(row, agg);
     if (agg.is_discarded() || code != 0) {
       // A run that failed or is invalid does not meet the SLOs.
       p.met = false;
       p.limiting = "the run failed (exit " + std::to_string(code) + ")";
       entry["met"] = false;
       entry["limiting"] = p.limiting;
+      row.status = "failed";
+      row.diagnosis = "misses: " + p.limiting;
       std::printf("measured   c=%-5d misses %s; see %s\n", c, p.limiting.c_str(), one.artifact_dir.c_str());
       std::fflush(stdout);
     } else {
@@ -160,13 +213,18 @@ int run_capacity(CapacityCommand& cc, const std::string& cli_command) {
       entry["slos"] = v.detail;
       if (agg.contains("goodput")) entry["goodput"] = agg["goodput"]["avg"];
       if (!v.limiting.empty()) entry["limiting"] = v.limiting;
+      row.status = "done";
+      row.diagnosis = (v.met ? "meets every SLO" : "misses " + v.limiting) +
+                      (v.uncertain ? " (uncertain: a 95 % interval straddles an SLO)" : "");
       std::printf("measured   c=%-5d %-6s %s%s\n", c, v.met ? "meets" : "misses", value_text(v.detail).c_str(),
                   v.uncertain ? "  [uncertain: a 95 % interval straddles an SLO]" : "");
       std::fflush(stdout);
     }
     measured_points.push_back(std::move(entry));
+    store.put(row);
     return p;
   });
+  if (server) server->stop();
 
   const bool interrupted = stop_requested();
   ojson out = {{"slos", cfg.slos},
@@ -188,6 +246,22 @@ int run_capacity(CapacityCommand& cc, const std::string& cli_command) {
                                 {"scheduler", cc.engine.scheduler}};
   const auto file = base / "capacity.json";
   write_file_atomically(file, [&](std::ostream& o) { o << out.dump(2) << '\n'; });
+  {
+    sweep::CapacityRow row;
+    row.search = search_name;
+    for (const auto& s : cfg.slos) row.slos += (row.slos.empty() ? "" : "; ") + s;
+    row.capacity = result.capacity;
+    row.lowest_missing = result.lowest_missing.value_or(0);
+    row.limiting_slo = result.limiting;
+    row.at_max = result.at_max;
+    row.predicted_edge = edge.value_or(-1);
+    row.measured_points = static_cast<int>(result.measured.size());
+    row.complete = !interrupted;
+    row.result_dir = base.string();
+    row.agentperf_version = std::string(version());
+    row.finished_at = sweep::utc_now_iso();
+    store.put_capacity(row);
+  }
 
   if (interrupted) {
     std::printf("Capacity: search stopped after %zu measured points (highest meeting so far: %d)\n",
@@ -200,8 +274,9 @@ int run_capacity(CapacityCommand& cc, const std::string& cli_command) {
     std::printf("Capacity: at least %d (--max-concurrency) meets every SLO\n", result.capacity);
   else
     std::printf("Capacity: %d (c=%d misses %s)\n", result.capacity, *result.lowest_missing, result.limiting.c_str());
-  std::printf("%zu measured points%s; %s\n", result.measured.size(),
-              edge ? (", the simulator's edge c=" + std::to_string(*edge)).c_str() : "", file.c_str());
+  std::printf("%zu measured points%s; %s, store %s (search '%s')\n", result.measured.size(),
+              edge ? (", the simulator's edge c=" + std::to_string(*edge)).c_str() : "", file.c_str(),
+              store.path().c_str(), search_name.c_str());
   return 0;
 }
 
@@ -234,6 +309,14 @@ std::shared_ptr<CapacityCommand> add_capacity_command(CLI::App& app) {
                   "The server runs this many times faster than real time (a `sim serve --time-scale`): the "
                   "simulator's latencies are divided by it before they meet the SLOs")
       ->check(real_in(0, 1e6, true))->group(search)->capture_default_str();
+  cmd->add_flag("--embedded-sim", cc->embedded_sim,
+                "Search against the engine simulator started in-process (the engine flags below, at --time-scale), "
+                "as `agentperf run` does, instead of --url")
+      ->group(search);
+  cmd->add_option("--store", cc->store_path,
+                  "SQLite results store for the answer and the measured points (default <-o>/capacity.sqlite; a "
+                  "sweep's store works too: `agentperf results list --store` reads both)")
+      ->group(search);
   add_sim_engine_options(*cmd, cc->engine);
   return cc;
 }

@@ -39,9 +39,14 @@ std::string self_exe() {
   return ec ? std::string("agentperf") : p.string();
 }
 
-// Every store named: files, or directories of *.sqlite (Slurm array tasks write one each).
-std::vector<sweep::PointRow> load_rows(const std::vector<std::string>& stores, const std::string& sweep_name) {
+// Every store named: files, or directories of *.sqlite (Slurm array tasks
+// write one each; a capacity search writes capacity.sqlite into its folder).
+struct LoadedStores {
   std::vector<sweep::PointRow> rows;
+  std::vector<sweep::CapacityRow> capacity;  // capacity searches' answers
+};
+LoadedStores load_stores(const std::vector<std::string>& stores, const std::string& sweep_name) {
+  LoadedStores out;
   for (const auto& s : stores) {
     std::vector<std::string> files;
     if (std::filesystem::is_directory(s)) {
@@ -55,10 +60,36 @@ std::vector<sweep::PointRow> load_rows(const std::vector<std::string>& stores, c
     }
     for (const auto& f : files) {
       sweep::ResultsStore store(f);
-      for (auto& r : store.list(sweep_name)) rows.push_back(std::move(r));
+      for (auto& r : store.list(sweep_name)) out.rows.push_back(std::move(r));
+      for (auto& r : store.list_capacity(sweep_name)) out.capacity.push_back(std::move(r));
     }
   }
-  return rows;
+  return out;
+}
+std::vector<sweep::PointRow> load_rows(const std::vector<std::string>& stores, const std::string& sweep_name) {
+  return load_stores(stores, sweep_name).rows;
+}
+
+// One line per capacity search: its answer, as `capacity` printed it.
+void print_capacity(const std::vector<sweep::CapacityRow>& searches) {
+  for (const auto& c : searches) {
+    std::string answer;
+    if (!c.complete) answer = "stopped after " + std::to_string(c.measured_points) + " points (highest meeting so far " +
+                              std::to_string(c.capacity) + ")";
+    else if (c.capacity == 0) answer = "0 (c=1 misses " + c.limiting_slo + ")";
+    else if (c.at_max) answer = "at least " + std::to_string(c.capacity) + " (the search's maximum)";
+    else answer = std::to_string(c.capacity) + " (c=" + std::to_string(c.lowest_missing) + " misses " + c.limiting_slo + ")";
+    std::printf("capacity search %s under %s: %s; %d measured points%s; %s\n", c.search.c_str(), c.slos.c_str(),
+                answer.c_str(), c.measured_points,
+                c.predicted_edge >= 0 ? (", the simulator's edge c=" + std::to_string(c.predicted_edge)).c_str() : "",
+                c.result_dir.c_str());
+  }
+}
+
+// A stored interval, or null where the point has none (0, 0).
+nlohmann::ordered_json interval_json(double lo, double hi) {
+  if (lo == 0 && hi == 0) return nullptr;
+  return nlohmann::ordered_json::array({lo, hi});
 }
 
 nlohmann::ordered_json row_json(const sweep::PointRow& r) {
@@ -71,7 +102,10 @@ nlohmann::ordered_json row_json(const sweep::PointRow& r) {
           {"cache_hit", r.cache_hit}, {"requests", r.requests}, {"errors", r.errors}, {"valid", r.valid},
           {"diagnosis", r.diagnosis}, {"result_dir", r.result_dir}, {"server_command", r.server_command},
           {"server_log", r.server_log}, {"server_metrics", server_metrics}, {"agentperf_version", r.agentperf_version},
-          {"started_at", r.started_at}, {"finished_at", r.finished_at}};
+          {"started_at", r.started_at}, {"finished_at", r.finished_at},
+          {"total_tput_per_gpu_ci95", interval_json(r.tput_ci_lo, r.tput_ci_hi)},
+          {"ttft_p50_ms_ci95", interval_json(r.ttft_p50_ci_lo_ms, r.ttft_p50_ci_hi_ms)},
+          {"small_sample", r.small_sample}};
 }
 
 void print_table(const std::vector<sweep::PointRow>& rows, const std::vector<std::string>& frontier) {
@@ -199,8 +233,9 @@ int execute_sweep_command(SweepCommand& sc) {
     return code;
   }
   if (sc.list->parsed()) {
-    const auto rows = load_rows(sc.stores, sc.sweep_name);
-    print_table(rows, sweep::frontier_of(rows));
+    const auto loaded = load_stores(sc.stores, sc.sweep_name);
+    print_table(loaded.rows, sweep::frontier_of(loaded.rows));
+    print_capacity(loaded.capacity);
     return 0;
   }
   if (sc.show->parsed()) {
@@ -226,16 +261,18 @@ int execute_sweep_command(SweepCommand& sc) {
     } else {
       out = "sweep,exp_name,tp,conc,kv_offloading,spec_decoding,status,mode,adaptive_added,total_tput_per_gpu,"
             "output_tput_per_gpu,intvty_p50,e2e_norm_intvty_p50,ttft_p50_ms,e2el_p50_s,cache_hit,requests,errors,valid,"
-            "on_frontier,result_dir\n";
+            "on_frontier,result_dir,tput_ci_lo,tput_ci_hi,ttft_p50_ci_lo_ms,ttft_p50_ci_hi_ms,small_sample\n";
       for (const auto& r : rows) {
         char line[1024];
-        std::snprintf(line, sizeof line, "%s,%s,%d,%d,%s,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%lld,%d,%d,%s\n",
+        std::snprintf(line, sizeof line,
+                      "%s,%s,%d,%d,%s,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%lld,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%d\n",
                       r.sweep.c_str(), r.exp_name.c_str(), r.tp, r.conc, r.kv_offloading.c_str(), r.spec_decoding.c_str(),
                       r.status.c_str(), r.mode.c_str(), r.adaptive_added ? 1 : 0, r.total_tput_per_gpu,
                       r.output_tput_per_gpu, r.intvty_p50, r.e2e_norm_intvty_p50, r.ttft_p50_ms, r.e2el_p50_s, r.cache_hit,
                       r.requests, r.errors, r.valid ? 1 : 0,
                       std::find(frontier.begin(), frontier.end(), r.exp_name) != frontier.end() ? 1 : 0,
-                      r.result_dir.c_str());
+                      r.result_dir.c_str(), r.tput_ci_lo, r.tput_ci_hi, r.ttft_p50_ci_lo_ms, r.ttft_p50_ci_hi_ms,
+                      r.small_sample ? 1 : 0);
         out += line;
       }
     }

@@ -41,17 +41,40 @@ nlohmann::json confidence_intervals(const std::vector<CiObservation>& obs, std::
   std::erase_if(members, [](const auto& m) { return m.empty(); });
   const std::size_t n = members.size();
   if (n < 2) return nullptr;
+  // A synthetic load's requests in blocks contiguous in start time.
+  std::size_t blocks = 0;
+  if (!opts.trees && opts.time_blocks > 0 && n >= 2 * opts.time_blocks) {
+    std::vector<std::size_t> order;
+    for (const auto& m : members) order.insert(order.end(), m.begin(), m.end());
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return obs[a].start_ns < obs[b].start_ns; });
+    blocks = opts.time_blocks;
+    members.assign(blocks, {});
+    for (std::size_t k = 0; k < order.size(); ++k) members[k * blocks / order.size()].push_back(order[k]);
+  }
+  const std::size_t draw_units = members.size();
 
   // draws[m * kStatCount + k]: metric m's statistic k over the resamples;
   // then the two token throughputs.
   constexpr std::size_t kThroughput = kMetricCount * kStatCount;
   std::vector<std::vector<double>> draws(kThroughput + 2);
+  double run_mean_latency = 0;
+  {
+    double sum = 0, count = 0;
+    for (const auto& o : obs)
+      if (o.latency_ms) {
+        sum += *o.latency_ms;
+        count += 1;
+      }
+    if (count > 0) run_mean_latency = sum / count;
+  }
   Rng rng(opts.seed ^ 0xC1C1C1C1ULL);
   std::vector<double> values;
   std::vector<std::size_t> picked;
   for (int b = 0; b < opts.resamples; ++b) {
     picked.clear();
-    for (std::size_t k = 0; k < n; ++k) picked.push_back(static_cast<std::size_t>(rng.next_u64() % n));
+    for (std::size_t k = 0; k < draw_units; ++k)
+      picked.push_back(static_cast<std::size_t>(rng.next_u64() % draw_units));
     for (std::size_t m = 0; m < kMetricCount; ++m) {
       // One gather and one sort per metric serve its mean and percentiles.
       values.clear();
@@ -73,14 +96,25 @@ nlohmann::json confidence_intervals(const std::vector<CiObservation>& obs, std::
       // per request are the sample. Resampling whole sums over a fixed
       // duration instead would let the request count vary, which a closed
       // loop does not: intervals 50x the run-to-run spread.
-      double osl = 0, isl = 0, req = 0;
+      //
+      // A closed loop at fixed concurrency sets its rate through the
+      // latency (Little's law: rate = concurrency / mean latency), so there
+      // the rate is a sample too: the resample's rate is the run's rate x
+      // the run's mean latency / the resample's. Without it a load of fixed
+      // prompt and output lengths got a zero-width throughput interval.
+      double osl = 0, isl = 0, req = 0, lat = 0, lat_n = 0;
       for (std::size_t u : picked)
         for (std::size_t i : members[u]) {
           osl += obs[i].osl;
           isl += obs[i].isl;
           req += 1;
+          if (obs[i].latency_ms) {
+            lat += *obs[i].latency_ms;
+            lat_n += 1;
+          }
         }
-      const double rate = static_cast<double>(obs.size()) / opts.duration_s;
+      double rate = static_cast<double>(obs.size()) / opts.duration_s;
+      if (opts.closed_loop && run_mean_latency > 0 && lat > 0) rate *= run_mean_latency / (lat / lat_n);
       draws[kThroughput + 0].push_back(rate * osl / req);
       draws[kThroughput + 1].push_back(rate * (isl + osl) / req);
     }
@@ -104,10 +138,14 @@ nlohmann::json confidence_intervals(const std::vector<CiObservation>& obs, std::
   nlohmann::json out = {
       {"level", opts.level},
       {"method", std::string("percentile bootstrap over ") +
-                     (opts.trees ? "session trees (a tree's requests are resampled together)" : "requests")},
+                     (opts.trees ? "session trees (a tree's requests are resampled together)"
+                      : blocks   ? std::to_string(blocks) + " blocks of requests contiguous in start time"
+                                 : "requests") +
+                     (opts.closed_loop ? "; throughput rate from the mean latency (closed loop)" : "")},
       {"resamples", opts.resamples},
       {"unit", opts.trees ? "session tree" : "request"},
       {"units", n},
+      {"blocks", blocks ? nlohmann::json(blocks) : nlohmann::json(nullptr)},
       {"small_sample", n < min_units},
       {"min_units", min_units},
       {"metrics", metrics},
@@ -134,7 +172,11 @@ std::string confidence_summary(const nlohmann::json& section, const nlohmann::js
   add("ITL avg", at("inter_token_latency", "avg"), " ms", 2);
   if (m.contains("output_token_throughput")) add("output tok/s", m["output_token_throughput"], "", 1);
   std::string out = "95 % CI (bootstrap over " + std::to_string(section["units"].get<std::size_t>()) + " " +
-                    section["unit"].get<std::string>() + "s): " + line + "\n";
+                    section["unit"].get<std::string>() + "s" +
+                    (section.contains("blocks") && section["blocks"].is_number()
+                         ? " in " + std::to_string(section["blocks"].get<std::size_t>()) + " time blocks"
+                         : std::string()) +
+                    "): " + line + "\n";
   std::vector<std::string> wide;
   if (section.contains("wide"))
     for (const auto& w : section["wide"]) wide.push_back(w.get<std::string>());

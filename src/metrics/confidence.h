@@ -8,24 +8,32 @@
 // p90, p99) and for the output and total token throughputs, a percentile
 // bootstrap interval:
 //
-//   - units: the independent pieces of the run. A synthetic load's requests
-//     are independent draws, so each request is a unit. A replay's requests
-//     are not: the turns of one session tree share its context length, its
-//     cache state and its lane, so they move together, and resampling them
-//     one by one would give intervals far too narrow. A replay resamples
-//     whole session trees (root_correlation_id) with their requests.
+//   - units: the independent pieces of the run. Requests are not
+//     independent: the turns of one session tree share its context length,
+//     its cache state and its lane, so a replay resamples whole session
+//     trees (root_correlation_id) with their requests. A synthetic load's
+//     requests share the batches they ran in and the machine's state of
+//     the moment: resampled one by one, a closed loop's intervals of
+//     request latency and throughput came out a third of the run-to-run
+//     spread (bench/ci-coverage.sh LOAD=profile). So they are resampled in
+//     30 blocks contiguous in start time (a block bootstrap), which keeps
+//     what neighbouring requests share (those two then 0.7-0.8 of the
+//     spread); a run of fewer than 60 requests is resampled request by
+//     request.
 //   - resamples: B = 400 draws of the units with replacement; the interval
 //     is the 2.5th and 97.5th percentiles of the statistic over the draws.
-//     Token throughputs are the run's request rate (held fixed: the load
-//     sets it) times the resampled tokens per request.
+//     Token throughputs are the run's request rate times the resampled
+//     tokens per request. The rate is held fixed where the load sets it (a
+//     request rate, a replay's lanes and idle gaps); a closed loop at fixed
+//     concurrency sets it through the latency (Little's law), so there it
+//     moves with the resample's mean latency.
 //   - the draws are seeded from the run's benchmark id, so an aggregate
 //     recomputed from the same records is the same.
 //
 // A run is flagged (`small_sample`) when it has fewer than 30 units of a
 // synthetic load or 10 session trees of a replay, and `wide` names each
 // metric whose interval is wider than 20 % of its value: the console says
-// so instead of presenting the number as firm. (The report's pairs and the
-// sweep's store do not read the intervals yet.)
+// so instead of presenting the number as firm.
 //
 // Measured honesty (bench/ci-coverage.sh, docs/profile.md): means and token
 // throughputs come out about as wide as the run-to-run spread needs; tail
@@ -44,6 +52,7 @@ namespace agentperf {
 // One successful profiling request, as the intervals need it.
 struct CiObservation {
   std::size_t unit = 0;  // index of its resampling unit (request or session tree)
+  std::int64_t start_ns = 0;  // request start: a synthetic load's time blocks
   std::optional<double> ttft_ms, itl_ms, latency_ms;
   double isl = 0, osl = 0;
 };
@@ -54,7 +63,12 @@ struct CiOptions {
   std::uint64_t seed = 0;
   bool trees = false;         // units are session trees (replay) rather than requests
   double duration_s = 0;      // the run's benchmark_duration (throughputs)
+  bool closed_loop = false;   // fixed concurrency, no request rate: rate = concurrency / mean latency
   std::size_t min_units = 0;  // 0: 10 for trees, 30 for requests
+  // A synthetic load's requests are resampled in this many blocks,
+  // contiguous in start time, once it has at least two requests a block
+  // (fewer: one by one); 0: always one by one.
+  std::size_t time_blocks = 30;
   double wide_ratio = 0.20;   // flag an interval wider than this share of its value
 };
 

@@ -48,7 +48,9 @@ std::vector<MetricRow> metric_rows(const RequestRecord& r, const RecordMetrics& 
 json summary_json(std::vector<double>& values, const char* unit) {
   Summary s = summarize(values);
   json j = {{"unit", unit}, {"avg", s.avg}, {"min", s.min}, {"max", s.max}};
-  for (std::size_t i = 0; i < kPercentiles.size(); ++i) j["p" + std::to_string(kPercentiles[i])] = s.p[i];
+  // (A key built as std::string("p") += ..., not "p" + std::string: GCC 12
+  // warns -Wrestrict on the latter, a false positive, GCC bug 105329.)
+  for (std::size_t i = 0; i < kPercentiles.size(); ++i) j[std::string("p") += std::to_string(kPercentiles[i])] = s.p[i];
   j["std"] = s.std;
   j["count"] = s.count;
   j["sum"] = s.sum;
@@ -173,10 +175,10 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
         ci_trees = true;
       } else {
         unit = ci_units.size();
-        ci_units.emplace("#" + std::to_string(ok), unit);
+        ci_units.emplace(std::string("#") += std::to_string(ok), unit);
       }
-      ci_obs.push_back({unit, m.ttft_ms, m.itl_ms, m.request_latency_ms, static_cast<double>(m.isl.value_or(0)),
-                        static_cast<double>(m.osl.value_or(0))});
+      ci_obs.push_back({unit, r.start_ns, m.ttft_ms, m.itl_ms, m.request_latency_ms,
+                        static_cast<double>(m.isl.value_or(0)), static_cast<double>(m.osl.value_or(0))});
     }
     if (m.request_latency_ms) {
       auto as_d = [](const std::optional<std::int64_t>& x) {
@@ -332,6 +334,13 @@ json build_aggregate(const std::vector<RequestRecord>& records, const AggregateI
   {
     CiOptions co;
     co.trees = ci_trees;
+    // A synthetic closed loop: requests at a fixed concurrency, no rate.
+    if (!ci_trees && in.input_config.is_object() && in.input_config.contains("load") &&
+        in.input_config["load"].is_object()) {
+      const auto& load = in.input_config["load"];
+      co.closed_loop = load.contains("concurrency") && load["concurrency"].is_number() &&
+                       !(load.contains("request_rate") && load["request_rate"].is_number());
+    }
     co.duration_s = ok >= 2 ? duration_s : 0.0;
     co.seed = std::hash<std::string>{}(in.benchmark_id);
     nlohmann::json ci = confidence_intervals(ci_obs, ci_units.size(), co);

@@ -53,17 +53,27 @@ std::vector<double> downsample(std::vector<double> v, std::size_t n) {
 }
 
 // Equal-width bins over [min, max] of the values: AIPerf's ISL/OSL plots.
+// "edges" are the bins' left edges and "width" their width, so the last bin
+// ends at edges.back() + width. All values equal (a fixed ISL): one bin 2 %
+// of the value wide (at least 1 token) centred on it.
 json histogram(const std::vector<double>& v, int bins) {
-  json h = {{"edges", json::array()}, {"counts", json::array()}};
+  json h = {{"edges", json::array()}, {"counts", json::array()}, {"width", 0}};
   if (v.empty()) return h;
   const auto [lo_it, hi_it] = std::minmax_element(v.begin(), v.end());
   const double lo = *lo_it, hi = *hi_it;
-  const double width = hi > lo ? (hi - lo) / bins : 1.0;
-  const int n = hi > lo ? bins : 1;
-  std::vector<double> counts(static_cast<std::size_t>(n), 0);
-  for (double x : v) counts[static_cast<std::size_t>(std::min(n - 1, static_cast<int>((x - lo) / width)))] += 1;
-  for (int i = 0; i < n; ++i) h["edges"].push_back(lo + width * i);
+  if (hi <= lo) {
+    const double width = std::max(1.0, 0.02 * std::fabs(lo));
+    h["edges"].push_back(lo - width / 2);
+    h["counts"].push_back(static_cast<double>(v.size()));
+    h["width"] = width;
+    return h;
+  }
+  const double width = (hi - lo) / bins;
+  std::vector<double> counts(static_cast<std::size_t>(bins), 0);
+  for (double x : v) counts[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>((x - lo) / width)))] += 1;
+  for (int i = 0; i < bins; ++i) h["edges"].push_back(lo + width * i);
   h["counts"] = counts;
+  h["width"] = width;
   return h;
 }
 
@@ -173,7 +183,37 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
                {"warnings", json::array()}};
   data["options"] = {{"gpu_price_per_hour", opts.gpu_price_per_hour ? json(*opts.gpu_price_per_hour) : json(nullptr)},
                      {"gpu_power_watts", opts.gpu_power_watts ? json(*opts.gpu_power_watts) : json(nullptr)}};
+  // A capacity search's folder (capacity.json) stands for its measured
+  // points: each point's run folder is read as a result directory, and the
+  // search's answer goes to data["capacity"] with each point's index.
+  std::vector<std::string> result_dirs;
+  std::vector<std::pair<std::string, json>> searches;  // folder, capacity.json
   for (const auto& dir : dirs) {
+    const fs::path d(dir);
+    if (fs::exists(d / "capacity.json") && !fs::exists(d / "profile_export.jsonl")) {
+      std::ifstream in(d / "capacity.json");
+      json cap = json::parse(in, nullptr, false);
+      if (cap.is_discarded() || !cap.is_object() || !cap.contains("measured") || !cap["measured"].is_array())
+        throw UserError((d / "capacity.json").string() + ": not a capacity search (expected JSON with \"measured\")");
+      for (auto& m : cap["measured"]) {
+        if (!m.is_object() || !m.contains("concurrency") || !m["concurrency"].is_number_integer())
+          throw UserError((d / "capacity.json").string() + ": a measured point without an integer \"concurrency\"");
+        // The point's folder beside capacity.json (the file's own path is
+        // relative to where the search ran).
+        const fs::path point = d / ("c" + std::to_string(m["concurrency"].get<int>()));
+        if (fs::exists(point / "profile_export.jsonl")) {
+          m["point"] = result_dirs.size();
+          result_dirs.push_back(point.string());
+        } else {
+          m["point"] = nullptr;
+        }
+      }
+      searches.emplace_back(dir, std::move(cap));
+      continue;
+    }
+    result_dirs.push_back(dir);
+  }
+  for (const auto& dir : result_dirs) {
     const fs::path d(dir);
     const auto jsonl = d / "profile_export.jsonl";
     const auto aggp = d / "profile_export_aiperf.json";
@@ -414,6 +454,8 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
     data["runs"].push_back({{"name", name},
                             {"kind", desc["kind"]},
                             {"duration", static_cast<double>(t1 - t0) / 1e9},
+                            // seconds of warmup before the first profiling request
+                            {"profiling_start_s", ok > 0 ? static_cast<double>(first - t0) / 1e9 : 0.0},
                             {"cdf", {{"TTFT", downsample(ttft, 400)}, {"ITL", downsample(itl, 400)}, {"E2EL", downsample(e2el, 400)}}},
                             {"pct", {{"TTFT", point["ttft"]}, {"ITL", point["itl"]}, {"E2EL", pct_block(e2el, false)}}},
                             {"requests", per_request},
@@ -423,6 +465,8 @@ json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts
                             {"server", server},
                             {"gpu", gpu}});
   }
+  data["capacity"] = json::array();
+  for (auto& [dir, cap] : searches) data["capacity"].push_back(capacity_section(dir, cap));
   group_points(data);
   return data;
 }

@@ -1,7 +1,8 @@
 // `agentperf report`: one self-contained HTML file (no network at view
 // time) over one or more result directories (profile_export.jsonl +
 // profile_export_aiperf.json from profile, replay, run, sweep or sim
-// predict), and a markdown summary of it for a pull request.
+// predict; a capacity search's folder stands for its measured points), and
+// a markdown summary of it for a pull request.
 //
 // Every point carries its run description (metrics/run_description.h) and
 // belongs to one comparable group: runs of one model on one GPU, one
@@ -41,6 +42,14 @@ struct ReportOptions {
 
 // The data the page renders (exposed for tests).
 nlohmann::json report_data(const std::vector<std::string>& dirs, const ReportOptions& opts);
+
+// A capacity search (capacity.json of `agentperf capacity` in `dir`, its
+// measured points' "point" set to their index in data["points"] or null)
+// as the page's capacity section: the answer, and per SLO its threshold and
+// each point's measured value (with its 95 % interval) and predicted value
+// on the server's clock (report_capacity.cpp). data["capacity"] holds one
+// per search folder given.
+nlohmann::json capacity_section(const std::string& dir, const nlohmann::json& capacity_json);
 
 // Adds data["groups"] (comparable groups, their configurations and
 // frontiers) and data["pairs"] (prediction against measurement) over

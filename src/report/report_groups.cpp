@@ -35,10 +35,10 @@ std::string scale_text(double s) {
 // Runs that may share a frontier: one model on one GPU, one workload, one
 // time scale (a simulator served 4x faster than real time shows 4x the
 // throughput of the engine it models: it never sits beside real runs).
-std::string group_key(const json& d) {
-  return text(d, "model") + "\x1f" + text(d, "hardware") + "\x1f" + text(d, "workload") + "\x1f" +
-         scale_text(time_scale(d));
+std::string base_key(const json& d) {
+  return text(d, "model") + "\x1f" + text(d, "hardware") + "\x1f" + text(d, "workload");
 }
+std::string group_key(const json& d) { return base_key(d) + "\x1f" + scale_text(time_scale(d)); }
 
 std::string group_label(const json& d) {
   std::string s = (d.contains("model") ? text(d, "model") : "unknown model") + " on " +
@@ -161,25 +161,38 @@ void group_points(json& data) {
       }
       g["frontier"][kind] = f;
     }
-  // Prediction against measurement: same group and concurrency, and the
-  // prediction that agrees with the most deployment fields the two both
-  // name. A tie between different deployments leaves the measurement
-  // unpaired: two predictions it cannot tell apart (with and without
-  // offload, say) would each claim it. One deployment predicted twice
-  // pairs its first prediction.
+  // Prediction against measurement: same model, GPU, workload and
+  // concurrency, and the prediction that agrees with the most deployment
+  // fields the two both name (at equal agreement, one of the measurement's
+  // own time scale first). A tie between different deployments leaves the
+  // measurement unpaired: two predictions it cannot tell apart (with and
+  // without offload, say) would each claim it. One deployment predicted
+  // twice pairs its first prediction.
+  //
+  // Across time scales: a measurement of the simulator served N times
+  // faster than real time (`sim serve --time-scale N`, a sweep at
+  // --time-scale N) pairs with the virtual-time prediction of its point,
+  // the prediction moved onto the measurement's clock (throughput x N,
+  // latencies / N), so a time-scaled sweep is checked against its dry run.
   json pairs = json::array();
   for (std::size_t m = 0; m < points.size(); ++m) {
     const auto& pm = points[m];
     if (pm["kind"] != "measured" || !pm["concurrency"].is_number()) continue;
+    const std::string base = base_key(pm["description"]);
+    const double m_scale = time_scale(pm["description"]);
     int best = -1;
+    bool best_same_scale = false;
     std::vector<std::size_t> best_of;
     for (std::size_t q = 0; q < points.size(); ++q) {
       const auto& pp = points[q];
-      if (pp["kind"] != "predicted" || pp["group"] != pm["group"] || pp["concurrency"] != pm["concurrency"]) continue;
+      if (pp["kind"] != "predicted" || base_key(pp["description"]) != base || pp["concurrency"] != pm["concurrency"])
+        continue;
       const int agree = deployment_agreement(pp["description"], pm["description"]);
-      if (agree < 0 || agree < best) continue;
-      if (agree > best) best_of.clear();
+      const bool same_scale = time_scale(pp["description"]) == m_scale;
+      if (agree < 0 || agree < best || (agree == best && best_same_scale && !same_scale)) continue;
+      if (agree > best || (same_scale && !best_same_scale)) best_of.clear();
       best = agree;
+      best_same_scale = same_scale;
       best_of.push_back(q);
     }
     bool one_deployment = !best_of.empty();
@@ -188,14 +201,21 @@ void group_points(json& data) {
     if (one_deployment) {
       const std::size_t q = best_of.front();
       const auto& pp = points[q];
+      // The prediction on the measurement's clock.
+      const double factor = m_scale / time_scale(pp["description"]);
+      const json predicted = {{"tput_per_gpu", pp["tput_per_gpu"].get<double>() * factor},
+                              {"ttft_p50", pp["ttft_p50"].get<double>() / factor},
+                              {"itl_p50", pp["itl_p50"].get<double>() / factor}};
       json pair = {{"measured", m},
                    {"predicted", q},
                    {"group", pm["group"]},
                    {"concurrency", pm["concurrency"]},
+                   {"time_scale_factor", factor},
+                   {"predicted_values", predicted},
                    {"error_pct",
-                    {{"tput_per_gpu", error_pct(pp["tput_per_gpu"].get<double>(), pm["tput_per_gpu"].get<double>())},
-                     {"ttft_p50", error_pct(pp["ttft_p50"].get<double>(), pm["ttft_p50"].get<double>())},
-                     {"itl_p50", error_pct(pp["itl_p50"].get<double>(), pm["itl_p50"].get<double>())}}}};
+                    {{"tput_per_gpu", error_pct(predicted["tput_per_gpu"].get<double>(), pm["tput_per_gpu"].get<double>())},
+                     {"ttft_p50", error_pct(predicted["ttft_p50"].get<double>(), pm["ttft_p50"].get<double>())},
+                     {"itl_p50", error_pct(predicted["itl_p50"].get<double>(), pm["itl_p50"].get<double>())}}}};
       // Against the measurement's own 95 % interval: a prediction inside it
       // is as good as the measurement can tell (its error is noise, not a
       // miss); the interval is given as percentages of the measured value,
@@ -204,7 +224,7 @@ void group_points(json& data) {
         for (const char* key : {"tput_per_gpu", "ttft_p50", "itl_p50"}) {
           if (!pm["interval"].contains(key)) continue;
           const double lo = pm["interval"][key][0].get<double>(), hi = pm["interval"][key][1].get<double>();
-          const double mv = pm[key].get<double>(), pv = pp[key].get<double>();
+          const double mv = pm[key].get<double>(), pv = predicted[key].get<double>();
           pair["inside"][key] = pv >= lo && pv <= hi;
           if (mv > 0) pair["interval_pct"][key] = {100 * (lo - mv) / mv, 100 * (hi - mv) / mv};
         }

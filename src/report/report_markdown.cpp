@@ -37,6 +37,56 @@ const json& pick(const json& j, const char* key) {
   return j.is_object() && j.contains(key) ? j[key] : none;
 }
 
+// Per capacity search: the answer, then a table of its measured points
+// with each SLO's value and 95 % interval.
+std::string capacity_markdown(const json& searches) {
+  std::string md;
+  for (const auto& cap : searches) {
+    std::string slos;
+    for (const auto& s : cap["slos"]) slos += (slos.empty() ? "" : ", ") + s["slo"].get<std::string>();
+    md += "\n### Capacity under " + cell(slos) + " (`" + cell(cap["dir"].get<std::string>()) + "`)\n\n";
+    const int capacity = cap["capacity"].is_number() ? cap["capacity"].get<int>() : 0;
+    if (!cap.value("complete", true))
+      md += "The search stopped; the highest concurrency meeting every SLO so far is " + std::to_string(capacity) + ".";
+    else if (capacity == 0)
+      md += "**Capacity 0**: concurrency 1 already misses `" +
+            cell(cap["limiting_slo"].is_string() ? cap["limiting_slo"].get<std::string>() : std::string()) + "`.";
+    else if (cap.value("at_max_concurrency", false))
+      md += "**Capacity at least " + std::to_string(capacity) + "** (the search's maximum meets every SLO).";
+    else
+      md += "**Capacity " + std::to_string(capacity) + "**: concurrency " +
+            std::to_string(cap["lowest_missing"].get<int>()) + " misses `" +
+            cell(cap["limiting_slo"].get<std::string>()) + "`.";
+    md += " " + std::to_string(cap["measured"].size()) + " measured points";
+    if (cap["predicted_edge"].is_number())
+      md += "; the simulator proposed " + std::to_string(cap["predicted_edge"].get<int>());
+    md += ".\n\n| conc | measured # | verdict |";
+    for (const auto& s : cap["slos"]) md += " " + cell(s["slo"].get<std::string>()) + " |";
+    md += " goodput req/s |\n|---:|---:|---|";
+    for (std::size_t i = 0; i < cap["slos"].size(); ++i) md += "---:|";
+    md += "---:|\n";
+    for (const auto& m : cap["measured"]) {
+      const int c = m["concurrency"].get<int>();
+      md += "| " + std::to_string(c) + " | " + m["order"].dump() + " | " +
+            (m.value("met", false) ? std::string("meets")
+                                   : "misses " + (m["limiting"].is_string() ? cell(m["limiting"].get<std::string>()) : "")) +
+            (m.value("uncertain", false) ? " (uncertain)" : "") + " |";
+      for (const auto& s : cap["slos"]) {
+        std::string v = "–";
+        for (const auto& p : s["measured"])
+          if (p["concurrency"].get<int>() == c) {
+            v = num(p["value"], "%.1f");
+            if (p.contains("interval"))
+              v += " [" + num(p["interval"][0], "%.1f") + ", " + num(p["interval"][1], "%.1f") + "]";
+          }
+        md += " " + v + " |";
+      }
+      md += " " + num(m["goodput"], "%.2f") + " |\n";
+    }
+  }
+  return md;
+}
+
 }  // namespace
 
 std::string render_markdown(const json& data) {
@@ -62,6 +112,13 @@ std::string render_markdown(const json& data) {
     md += " Energy from each run's GPU telemetry (mean power over its profiling window, all GPUs), else its recipe's "
           "power per GPU: the W column says which.";
   md += "\n";
+  // What the page's warning box says: unexpected cache hits, small samples,
+  // wide intervals, GPU telemetry that did not match.
+  if (data.contains("warnings") && data["warnings"].is_array() && !data["warnings"].empty()) {
+    md += "\n**Warnings**\n\n";
+    for (const auto& w : data["warnings"]) md += "- " + cell(w.get<std::string>()) + "\n";
+  }
+  if (data.contains("capacity")) md += capacity_markdown(data["capacity"]);
   for (std::size_t gi = 0; gi < data["groups"].size(); ++gi) {
     const auto& g = data["groups"][gi];
     md += "\n### " + cell(g["label"].get<std::string>()) + "\n\n";
@@ -80,11 +137,21 @@ std::string render_markdown(const json& data) {
               num(p["tput_per_gpu"], "%.1f") + " | " + num(p["output_per_gpu"], "%.1f") + " | " +
               num(p["ttft_p50"], "%.1f") + " | " + num(p["itl_p50"], "%.2f") + " | " +
               num(pick(p["intvty"], "p50"), "%.1f") + " | " + num(pick(p["e2el_s"], "p50"), "%.2f") + " |";
-        if (cost) md += " " + num(pick(p, "cost_per_mtok"), "%.3f") + " |";
-        if (energy)
-          md += " " + num(pick(p, "tokens_per_joule"), "%.2f") + " | " +
-                (p.contains("power_source") ? num(p["power_w"], "%.0f") + " (" + p["power_source"].get<std::string>() + ")"
-                                            : std::string("–")) + " |";
+        // (Appended piece by piece: `" " + std::string&&` draws GCC 12's
+        // false -Wrestrict, GCC bug 105329.)
+        if (cost) {
+          md += ' ';
+          md += num(pick(p, "cost_per_mtok"), "%.3f");
+          md += " |";
+        }
+        if (energy) {
+          md += ' ';
+          md += num(pick(p, "tokens_per_joule"), "%.2f");
+          md += " | ";
+          md += p.contains("power_source") ? num(p["power_w"], "%.0f") + " (" + p["power_source"].get<std::string>() + ")"
+                                           : std::string("–");
+          md += " |";
+        }
         md += std::string(p.value("on_frontier", false) ? " ★" : "") + " |\n";
       }
     bool header = false;
@@ -112,7 +179,12 @@ std::string render_markdown(const json& data) {
         }
         return s;
       };
-      md += "| " + cell(m["series"].get<std::string>()) + " | " + std::to_string(pr["concurrency"].get<int>()) + " | " +
+      // A virtual-time prediction of a point measured at time scale N is
+      // compared on the measurement's clock.
+      std::string scaled;
+      if (pr.contains("time_scale_factor") && pr["time_scale_factor"].get<double>() != 1.0)
+        scaled = " (prediction on the x" + num(pr["time_scale_factor"], "%g") + " clock)";
+      md += "| " + cell(m["series"].get<std::string>()) + scaled + " | " + std::to_string(pr["concurrency"].get<int>()) + " | " +
             err("tput_per_gpu") + " | " + err("ttft_p50") + " | " + err("itl_p50") + " |\n";
     }
   }

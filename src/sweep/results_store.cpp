@@ -23,7 +23,14 @@ CREATE TABLE IF NOT EXISTS points (
   agentperf_version TEXT, started_at TEXT, finished_at TEXT,
   tput_ci_lo REAL, tput_ci_hi REAL, ttft_p50_ci_lo_ms REAL, ttft_p50_ci_hi_ms REAL, small_sample INTEGER,
   PRIMARY KEY (sweep, exp_name));
+CREATE TABLE IF NOT EXISTS capacity_searches (
+  search TEXT PRIMARY KEY, slos TEXT, capacity INTEGER, lowest_missing INTEGER, limiting_slo TEXT,
+  at_max INTEGER, predicted_edge INTEGER, measured_points INTEGER, complete INTEGER, result_dir TEXT,
+  agentperf_version TEXT, finished_at TEXT);
 )";
+constexpr const char* kCapacityColumns =
+    "search, slos, capacity, lowest_missing, limiting_slo, at_max, predicted_edge, measured_points, complete, "
+    "result_dir, agentperf_version, finished_at";
 // Columns added after the first release: a store written before them gets
 // them on open (ALTER TABLE ... ADD COLUMN), empty for its old rows.
 constexpr const char* kAddedColumns[][2] = {{"tput_ci_lo", "REAL"},        {"tput_ci_hi", "REAL"},
@@ -207,6 +214,52 @@ std::vector<PointRow> ResultsStore::list(const std::string& sweep) const {
   if (!sweep.empty()) s.bind(1, sweep);
   std::vector<PointRow> out;
   while (s.step()) out.push_back(read_row(s));
+  return out;
+}
+
+void ResultsStore::put_capacity(const CapacityRow& r) {
+  const std::string sql =
+      std::string("INSERT OR REPLACE INTO capacity_searches (") + kCapacityColumns + ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+  Statement s(db_, sql.c_str(), path_, exit_code::write_failed);
+  int i = 1;
+  s.bind(i++, r.search);
+  s.bind(i++, r.slos);
+  s.bind(i++, r.capacity);
+  s.bind(i++, r.lowest_missing);
+  s.bind(i++, r.limiting_slo);
+  s.bind(i++, r.at_max ? 1 : 0);
+  s.bind(i++, r.predicted_edge);
+  s.bind(i++, r.measured_points);
+  s.bind(i++, r.complete ? 1 : 0);
+  s.bind(i++, r.result_dir);
+  s.bind(i++, r.agentperf_version);
+  s.bind(i++, r.finished_at);
+  s.step();
+}
+
+std::vector<CapacityRow> ResultsStore::list_capacity(const std::string& search) const {
+  const std::string sql = std::string("SELECT ") + kCapacityColumns + " FROM capacity_searches" +
+                          (search.empty() ? "" : " WHERE search = ?") + " ORDER BY search";
+  Statement s(db_, sql.c_str(), path_);
+  if (!search.empty()) s.bind(1, search);
+  std::vector<CapacityRow> out;
+  while (s.step()) {
+    CapacityRow r;
+    int c = 0;
+    r.search = s.text(c++);
+    r.slos = s.text(c++);
+    r.capacity = static_cast<int>(s.integer(c++));
+    r.lowest_missing = static_cast<int>(s.integer(c++));
+    r.limiting_slo = s.text(c++);
+    r.at_max = s.integer(c++) != 0;
+    r.predicted_edge = static_cast<int>(s.integer(c++));
+    r.measured_points = static_cast<int>(s.integer(c++));
+    r.complete = s.integer(c++) != 0;
+    r.result_dir = s.text(c++);
+    r.agentperf_version = s.text(c++);
+    r.finished_at = s.text(c++);
+    out.push_back(std::move(r));
+  }
   return out;
 }
 

@@ -3,6 +3,11 @@
 // sweep resumes where it stopped: done, failed and short-circuited points are
 // kept; interrupted ones (SIGINT/SIGTERM mid-point) and running ones (a crash
 // mid-point: the sweep was killed) are run again.
+//
+// `agentperf capacity` writes into the same kind of store: each measured
+// point as a row of `points` (sweep = the search's name, mode "capacity",
+// the diagnosis saying whether it met the SLOs), and the answer as a row of
+// `capacity_searches`, so `results list` shows a search beside sweeps.
 #pragma once
 #include <optional>
 #include <string>
@@ -36,6 +41,21 @@ struct PointRow {
   std::string agentperf_version, started_at, finished_at;
 };
 
+// One capacity search's answer (sweep/capacity_search.h).
+struct CapacityRow {
+  std::string search;         // its name: the points' `sweep` column
+  std::string slos;           // the --slo texts, "; "-separated
+  int capacity = 0;           // highest concurrency measured to meet every SLO (0: none)
+  int lowest_missing = 0;     // lowest measured concurrency missing one (0: none measured)
+  std::string limiting_slo;   // what that point missed first
+  bool at_max = false;        // --max-concurrency met every SLO
+  int predicted_edge = 0;     // the simulator's proposed edge (-1: no prediction)
+  int measured_points = 0;
+  bool complete = true;       // false: stopped by a signal
+  std::string result_dir;     // the folder with capacity.json
+  std::string agentperf_version, finished_at;
+};
+
 class ResultsStore {
  public:
   explicit ResultsStore(const std::string& path);  // creates the file and schema; throws UserError
@@ -46,6 +66,8 @@ class ResultsStore {
   void put(const PointRow& row);  // insert or replace (sweep, exp_name); UserError with exit code 3 on failure
   std::optional<PointRow> get(const std::string& sweep, const std::string& exp_name) const;
   std::vector<PointRow> list(const std::string& sweep = "") const;  // ordered by sweep, row, conc
+  void put_capacity(const CapacityRow& row);  // insert or replace (search)
+  std::vector<CapacityRow> list_capacity(const std::string& search = "") const;
   const std::string& path() const { return path_; }
 
  private:

@@ -82,6 +82,58 @@ TEST(Capacity, FindsTheDenseSweepsEdgeWithAtMostHalfItsPoints) {
                           " misses ttft_p90<=104ms)"),
             std::string::npos)
       << r.output;
+  // The answer and the points are in the search's store, as `results list`
+  // reads it beside sweeps.
+  auto list = run_shell(cli + " results list --store " + (dir / "cap").string() + " 2>&1");
+  ASSERT_EQ(list.code, 0) << list.output;
+  EXPECT_NE(list.output.find("capacity search cap under ttft_p90<=104ms: " + std::to_string(dense_edge) + " (c=" +
+                             std::to_string(dense_edge + 1) + " misses ttft_p90<=104ms); " +
+                             std::to_string(measured) + " measured points"),
+            std::string::npos)
+      << list.output;
+  EXPECT_NE(list.output.find(std::to_string(measured) + " points: " + std::to_string(measured) + " done"),
+            std::string::npos)
+      << list.output;
+  fs::remove_all(dir);
+}
+
+// --embedded-sim: no server to start; the search runs against the engine
+// simulator in-process, stores its answer, and `report` draws it.
+TEST(Capacity, SearchesTheEmbeddedSimulatorAndItsReportShowsTheAnswer) {
+  const auto dir = temp_dir("embedded");
+  const std::string cli = std::string(AGENTPERF_CLI_PATH);
+  // An SLO every point up to 4 meets: the simulator proposes 4, one
+  // measured point confirms it, and 4 is the search's maximum.
+  auto r = run_shell(cli + " capacity --embedded-sim --time-scale 20 --isl 256 --osl 16 -n 40 --slo 'ttft_p90<=10s' "
+                           "--max-concurrency 4 -q -o " + (dir / "cap").string() + " 2>&1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Capacity: at least 4 (--max-concurrency) meets every SLO"), std::string::npos) << r.output;
+  std::ifstream in(dir / "cap" / "capacity.json");
+  const auto cap = nlohmann::json::parse(in);
+  EXPECT_EQ(cap["capacity"], 4);
+  EXPECT_EQ(cap["predicted_edge"], 4);
+  EXPECT_EQ(cap["measured_point_count"], 1);
+  // The measured run says it ran on the simulator at its time scale.
+  std::ifstream agg_in(dir / "cap" / "c4" / "profile_export_aiperf.json");
+  const auto agg = nlohmann::json::parse(agg_in);
+  EXPECT_EQ(agg["run_description"]["time_scale"], 20.0) << agg["run_description"].dump();
+
+  auto rep = run_shell(cli + " report " + (dir / "cap").string() + " -o " + (dir / "report.html").string() + " 2>&1");
+  ASSERT_EQ(rep.code, 0) << rep.output;
+  std::ifstream md_in(dir / "report.md");
+  const std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("**Capacity at least 4** (the search's maximum meets every SLO). 1 measured points; the simulator "
+                    "proposed 4."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 4 | 1 | meets |"), std::string::npos) << md;
+
+  // --embedded-sim and --url are two servers: one is named.
+  auto both = run_shell(cli + " capacity --embedded-sim --url http://127.0.0.1:9 --slo 'ttft_p90<=2s' 2>&1");
+  EXPECT_EQ(both.code, 2) << both.output;
+  EXPECT_NE(both.output.find("--embedded-sim searches the simulator started in-process: drop --url"),
+            std::string::npos)
+      << both.output;
   fs::remove_all(dir);
 }
 

@@ -58,7 +58,9 @@ TEST(ConfidenceIntervals, SessionTreesAreResampledWholeSoCorrelatedRequestsWiden
   // The same requests taken as independent: one unit each.
   auto flat = obs;
   for (std::size_t i = 0; i < flat.size(); ++i) flat[i].unit = i;
-  const auto by_request = confidence_intervals(flat, flat.size(), CiOptions{});
+  CiOptions one_by_one;
+  one_by_one.time_blocks = 0;
+  const auto by_request = confidence_intervals(flat, flat.size(), one_by_one);
   auto width = [](const nlohmann::json& ci) {
     const auto iv = ci["metrics"]["time_to_first_token"]["avg"];
     return iv[1].get<double>() - iv[0].get<double>();
@@ -86,4 +88,91 @@ TEST(ConfidenceIntervals, ThroughputIntervalsHoldTheRequestRateFixedAndAreReprod
   EXPECT_LT(iv[0].get<double>(), sum / 10);
   EXPECT_GT(iv[1].get<double>(), sum / 10);
   EXPECT_TRUE(confidence_intervals(std::vector<CiObservation>(1), 1, o).is_null());  // one unit: no interval
+}
+
+// A closed loop at fixed concurrency C runs at C / mean latency requests per
+// second (Little's law), so with fixed output lengths its token throughput
+// moves only with the mean latency. Runs drawn that way: the throughput
+// interval covers the true C x OSL / true mean latency at about its nominal
+// rate (the interval with the rate held fixed has zero width: it never
+// does), and the interval of a load that sets its own rate stays as before.
+TEST(ConfidenceIntervals, AClosedLoopsThroughputIntervalMovesWithItsMeanLatency) {
+  std::mt19937_64 g(5);
+  std::normal_distribution<double> latency(1000, 300);  // ms
+  const double concurrency = 8, osl = 100, n = 60;
+  const double truth = concurrency * osl / 1.0;  // tokens/s at the true mean latency of 1 s
+  int covered = 0, covered_fixed_rate = 0;
+  const int trials = 200;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<CiObservation> obs;
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+      CiObservation o;
+      o.unit = static_cast<std::size_t>(i);
+      o.latency_ms = std::max(50.0, latency(g));
+      o.osl = osl;
+      sum += *o.latency_ms;
+      obs.push_back(o);
+    }
+    CiOptions o;
+    o.seed = static_cast<std::uint64_t>(t);
+    // The run's duration: n requests at C in flight, each its latency.
+    o.duration_s = sum / 1000 / concurrency;
+    o.closed_loop = true;
+    const auto iv = confidence_intervals(obs, obs.size(), o)["metrics"]["output_token_throughput"];
+    if (iv[0].get<double>() <= truth && truth <= iv[1].get<double>()) ++covered;
+    o.closed_loop = false;
+    const auto fixed = confidence_intervals(obs, obs.size(), o)["metrics"]["output_token_throughput"];
+    EXPECT_DOUBLE_EQ(fixed[0].get<double>(), fixed[1].get<double>());  // fixed lengths, fixed rate: no width
+    if (fixed[0].get<double>() <= truth && truth <= fixed[1].get<double>()) ++covered_fixed_rate;
+  }
+  EXPECT_GE(covered, static_cast<int>(0.87 * trials)) << covered;
+  EXPECT_LE(covered, static_cast<int>(0.99 * trials)) << covered;
+  EXPECT_EQ(covered_fixed_rate, 0);
+}
+
+// Requests that run side by side share their batches: latencies that drift
+// together over time. Resampled in blocks contiguous in start time, the
+// interval keeps that sharing and comes out wider than resampling request
+// by request, and it covers the true mean at about its nominal rate where
+// request by request does not.
+TEST(ConfidenceIntervals, ASyntheticLoadIsResampledInTimeBlocks) {
+  std::mt19937_64 g(9);
+  std::normal_distribution<double> own(0, 10), phase(0, 15);
+  int covered_blocks = 0, covered_requests = 0;
+  double width_blocks = 0, width_requests = 0;
+  const int trials = 100;
+  for (int t = 0; t < trials; ++t) {
+    // 600 requests in start order; every 20 consecutive share an offset.
+    std::vector<CiObservation> obs;
+    double offset = 0;
+    for (int i = 0; i < 600; ++i) {
+      if (i % 20 == 0) offset = phase(g);
+      CiObservation o;
+      o.unit = static_cast<std::size_t>(i);
+      o.start_ns = std::int64_t{i} * 1000000;
+      o.ttft_ms = 100 + offset + own(g);
+      obs.push_back(o);
+    }
+    CiOptions o;
+    o.seed = static_cast<std::uint64_t>(t);
+    const auto blocks = confidence_intervals(obs, obs.size(), o);
+    o.time_blocks = 0;
+    const auto requests = confidence_intervals(obs, obs.size(), o);
+    const auto b = blocks["metrics"]["time_to_first_token"]["avg"], r = requests["metrics"]["time_to_first_token"]["avg"];
+    covered_blocks += b[0].get<double>() <= 100 && 100 <= b[1].get<double>();
+    covered_requests += r[0].get<double>() <= 100 && 100 <= r[1].get<double>();
+    width_blocks += b[1].get<double>() - b[0].get<double>();
+    width_requests += r[1].get<double>() - r[0].get<double>();
+    if (t == 0) {
+      EXPECT_EQ(blocks["blocks"], 30);
+      EXPECT_NE(blocks["method"].get<std::string>().find("30 blocks of requests contiguous in start time"),
+                std::string::npos);
+      EXPECT_EQ(blocks["units"], 600);  // small_sample still counts requests
+      EXPECT_TRUE(requests["blocks"].is_null());
+    }
+  }
+  EXPECT_GT(width_blocks, 2.0 * width_requests);
+  EXPECT_GE(covered_blocks, static_cast<int>(0.85 * trials)) << covered_blocks;
+  EXPECT_LT(covered_requests, static_cast<int>(0.75 * trials)) << covered_requests;
 }

@@ -3,9 +3,11 @@
 #   pred_c4, pred_c16   sim predict, ISL 1024 OSL 128            (group 1)
 #   pred_c8, meas_c8    sim predict and a real-time run of the same point:
 #                       a predicted/measured pair                 (group 2)
-#   live                a run of the simulator at 10x time scale  (group 3, marked)
+#   live                a run of the simulator at 10x time scale, 8 warmup requests (group 3, marked)
+#   pred_live           its point predicted in virtual time (group 4): pairs with live on the x10 clock
 #   sweep/*             sweep --dry-run of the shipped simulator recipe with a
-#                       cost block (gpu-price-per-hour 3, gpu-power-watts 1000)  (group 4)
+#                       cost block (gpu-price-per-hour 3, gpu-power-watts 1000)  (group 5)
+#   cap/c*              a capacity search against the embedded simulator       (group 6)
 # GPU telemetry (write_gpu_metrics.mjs, nvidia-smi's CSV): meas_c8 two GPUs
 # through --gpu-metrics, live one GPU as its own gpu_metrics.csv. The report
 # gets --gpu-price-per-hour (over the recipe's price) and no power flag: power
@@ -27,8 +29,22 @@ agentperf("sim predict -c 8" sim predict --model-spec qwen3-8b -c 8 -n 60 --isl 
 agentperf("agentperf run (real time)" run --time-scale 1 -c 8 -n 60 --isl 512 --osl 64 --warmup-request-count 0
           --server-metrics-interval 0.2 -q -o "${WORK}/meas_c8")
 # A live run of the embedded simulator, with its server metrics scraped.
-agentperf("agentperf run (time scale 10)" run --time-scale 10 -n 60 --warmup-request-count 0 --server-metrics-interval 0.2 -q
+agentperf("agentperf run (time scale 10)" run --time-scale 10 -n 60 --warmup-request-count 8 --server-metrics-interval 0.2 -q
           -o "${WORK}/live")
+# The virtual-time prediction of the live run's point: pairs with it on
+# the x10 clock.
+agentperf("sim predict (the live run's point)" sim predict --model-spec qwen3-8b -c 8 -n 60 -o "${WORK}/pred_live")
+# A capacity search against the embedded simulator: 2 SLOs, its measured
+# points (a capacity folder stands for its points in the report).
+agentperf("agentperf capacity" capacity --embedded-sim --time-scale 20 --isl 1024 --osl 32 -n 40
+          --slo "ttft_p90<=12ms" --slo "interactivity_p50>=100" --max-concurrency 16 -q -o "${WORK}/cap")
+file(GLOB cap_entries LIST_DIRECTORIES true "${WORK}/cap/c*")
+set(n_cap 0)
+foreach(e IN LISTS cap_entries)
+  if(IS_DIRECTORY "${e}")
+    math(EXPR n_cap "${n_cap} + 1")
+  endif()
+endforeach()
 file(READ "${RECIPE}" recipe_text)
 file(WRITE "${WORK}/recipe-with-cost.yaml" "${recipe_text}\ncost: {gpu-price-per-hour: 3, gpu-power-watts: 1000}\n")
 agentperf("sweep --dry-run" sweep "${WORK}/recipe-with-cost.yaml" --dry-run -o "${WORK}/sweep")
@@ -51,7 +67,7 @@ foreach(e IN LISTS sweep_entries)
 endforeach()
 list(LENGTH sweep_points n_sweep)
 execute_process(COMMAND "${AGENTPERF}" report "${WORK}/pred_c4" "${WORK}/pred_c16" "${WORK}/pred_c8" "${WORK}/meas_c8"
-                        "${WORK}/live" ${sweep_points} -o "${WORK}/report.html" --gpu-price-per-hour 2.5
+                        "${WORK}/live" "${WORK}/pred_live" ${sweep_points} "${WORK}/cap" -o "${WORK}/report.html" --gpu-price-per-hour 2.5
                         --gpu-metrics "${WORK}/meas_c8=${WORK}/meas_c8_gpu.csv"
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -60,9 +76,9 @@ endif()
 if(NOT EXISTS "${WORK}/report.md")
   message(FATAL_ERROR "agentperf report wrote no report.md beside report.html")
 endif()
-math(EXPR points "5 + ${n_sweep}")
+math(EXPR points "6 + ${n_sweep} + ${n_cap}")
 execute_process(COMMAND "${NODE}" "${SCRIPT}" "${MODULES}" "${WORK}/report.html"
-                        "{\"points\": ${points}, \"runs\": ${points}, \"groups\": 4, \"pairs\": 1, \"scaled_groups\": 1, \"server_runs\": 2, \"gpu_runs\": {\"meas_c8\": 2, \"live\": 1}, \"power_sources\": {\"telemetry\": 2, \"recipe\": ${n_sweep}}, \"priced\": ${points}}"
+                        "{\"points\": ${points}, \"runs\": ${points}, \"groups\": 6, \"pairs\": 2, \"scaled_pairs\": 1, \"scaled_groups\": 2, \"server_runs\": 2, \"gpu_runs\": {\"meas_c8\": 2, \"live\": 1}, \"power_sources\": {\"telemetry\": 2, \"recipe\": ${n_sweep}}, \"priced\": ${points}, \"capacity\": 1}"
                         "${WORK}"
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

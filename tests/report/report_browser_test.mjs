@@ -5,10 +5,14 @@
 // log-x CDF per metric, per-run charts on one time axis; then switches the
 // axes and saves screenshots (the page and its Pareto section). GPU
 // telemetry: per run that has it, power, utilisation and memory charts with
-// one series per GPU on the run's time axis; every point's power source.
+// one series per GPU on the run's time axis; every point's power source;
+// each capacity search's answer, SLO charts and points; the warnings;
+// per-group CDFs, percentile-bar keys, TTFT and ITL apart, histogram bins,
+// warmup shading, tooltips on hover, and an 800 px page without overflow.
 // usage: node report_browser_test.mjs NODE_MODULES_DIR REPORT.html EXPECT_JSON SCREENSHOT_DIR
 //   EXPECT_JSON: {"points": N, "runs": N, "groups": N, "pairs": N, "scaled_groups": N, "server_runs": N,
-//                 "gpu_runs": {RUN_NAME_PREFIX: GPUS, ...}, "power_sources": {SOURCE: N, ...}, "priced": N}
+//                 "gpu_runs": {RUN_NAME_PREFIX: GPUS, ...}, "power_sources": {SOURCE: N, ...}, "priced": N,
+//                 "capacity": N}
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { resolve, join } from "node:path";
@@ -102,32 +106,80 @@ try {
   if (expect.pairs && pairRows !== 1 + expect.pairs) fail(`${pairRows} rows in the pairs table`);
   const errCells = await page.locator("#pairs-table td.pos, #pairs-table td.neg, #pairs-table td.inside").count();
   if (errCells !== 3 * expect.pairs) fail(`${errCells} signed error cells, expected ${3 * expect.pairs}`);
+  // A pair across time scales shows the prediction on the measurement's clock, marked.
+  const scaledPairs = await page.evaluate(() => REPORT.pairs.filter(p => p.time_scale_factor !== 1).length);
+  const scaledCells = await page.locator("#pairs-table td.scaled-pair").count();
+  if (scaledPairs !== (expect.scaled_pairs || 0)) fail(`${scaledPairs} pairs across time scales, expected ${expect.scaled_pairs || 0}`);
+  if (scaledCells !== 3 * scaledPairs) fail(`${scaledCells} marked predicted cells for ${scaledPairs} pairs across time scales`);
 
-  // CDFs: one chart per metric, log x, spanning more than the smallest value.
+  // CDFs: per group one chart per metric, log x, spanning more than the
+  // smallest value, holding the group's runs and no other.
   for (const m of ["TTFT", "ITL", "E2EL"]) {
-    const s = await page.evaluate((id) => { const u = window.__uplots[id]; return u && { distr: u.scales.x.distr, min: u.scales.x.min, max: u.scales.x.max, series: u.series.length - 1 }; }, "cdf-" + m);
-    if (!s) { fail(`no ${m} CDF`); continue; }
-    if (s.distr !== 3) fail(`${m} CDF x axis is not logarithmic (distr ${s.distr})`);
-    if (!(s.min > 0 && s.max > s.min)) fail(`${m} CDF x range ${s.min}..${s.max}`);
-    if (s.series !== expect.runs) fail(`${m} CDF has ${s.series} runs, expected ${expect.runs}`);
+    const per = await page.evaluate((m) => REPORT.groups.map((g, gi) => {
+      const u = window.__uplots[`cdf-${gi}-${m}`];
+      const runs = REPORT.points.filter((p, i) => p.group === gi && (REPORT.runs[i].cdf[m] || []).length).length;
+      return { runs, s: u && { distr: u.scales.x.distr, min: u.scales.x.min, max: u.scales.x.max, series: u.series.length - 1 } };
+    }), m);
+    let total = 0;
+    per.forEach(({ runs, s }, gi) => {
+      if (!runs) return;
+      if (!s) { fail(`group ${gi}: no ${m} CDF`); return; }
+      if (s.distr !== 3) fail(`group ${gi}: ${m} CDF x axis is not logarithmic (distr ${s.distr})`);
+      if (!(s.min > 0 && s.max > s.min)) fail(`group ${gi}: ${m} CDF x range ${s.min}..${s.max}`);
+      if (s.series !== runs) fail(`group ${gi}: ${m} CDF has ${s.series} runs, expected the group's ${runs}`);
+      total += s.series;
+    });
+    if (m !== "ITL" && total !== expect.runs) fail(`${m} CDFs hold ${total} runs, expected ${expect.runs}`);
   }
+  // Percentile bars have a key.
+  const keys = await page.evaluate(() => ["TTFT", "ITL", "E2EL"].map(m => document.querySelectorAll(`#pct-${m} .pct-key .key`).length));
+  if (keys.some(k => k < 3)) fail(`percentile-bar keys ${keys}`);
 
   // Per run: requests over time, per-second timeline and server metrics
   // share one x range; ISL/OSL histograms count every profiled request.
+  // TTFT and ITL each on a chart of their own; a histogram's steps end at
+  // its last bin's right edge and its x range is exactly its bins.
   const runs = await page.evaluate(() => REPORT.runs.map((r, i) => {
     const x = (id) => window.__uplots[id] && [window.__uplots[id].scales.x.min, window.__uplots[id].scales.x.max];
-    const sum = (id) => window.__uplots[id] ? window.__uplots[id].data[1].reduce((a, b) => a + (b || 0), 0) : -1;
-    return { requests: x(`run-${i}-requests`), timeline: x(`run-${i}-timeline`), server: x(`run-${i}-server`),
-             isl: sum(`run-${i}-ISL`), osl: sum(`run-${i}-OSL`), n: REPORT.points[i].requests, tagged: !!document.querySelector(`#run-${i} .tag`) };
+    const hist = (h) => {
+      const u = window.__uplots[`run-${i}-${h}`], b = r.hist[h];
+      if (!u) return { sum: -1 };
+      const counts = u.data[1].slice(0, -1);  // the last value closes the last step
+      return { sum: counts.reduce((a, c) => a + (c || 0), 0), x: [u.scales.x.min, u.scales.x.max],
+               want: [b.edges[0], b.edges[b.edges.length - 1] + b.width], width: b.width };
+    };
+    return { requests: x(`run-${i}-requests`), itl: x(`run-${i}-itl`), timeline: x(`run-${i}-timeline`), server: x(`run-${i}-server`),
+             isl: hist("ISL"), osl: hist("OSL"), n: REPORT.points[i].requests, tagged: !!document.querySelector(`#run-${i} .tag`),
+             warm: r.profiling_start_s, marked: document.querySelector(`#run-${i}-requests .uplot`)?.dataset.warmup };
   }));
   if (runs.length !== expect.runs) fail(`${runs.length} run sections`);
   runs.forEach((r, i) => {
-    if (!r.requests || !r.timeline) fail(`run ${i}: missing per-request or per-second chart`);
-    else if (r.requests[0] !== r.timeline[0] || r.requests[1] !== r.timeline[1]) fail(`run ${i}: time axes differ ${r.requests} ${r.timeline}`);
+    if (!r.requests || !r.timeline || !r.itl) fail(`run ${i}: missing TTFT, ITL or per-second chart`);
+    else if (r.requests[0] !== r.timeline[0] || r.requests[1] !== r.timeline[1] || r.itl[0] !== r.requests[0] || r.itl[1] !== r.requests[1])
+      fail(`run ${i}: time axes differ ${r.requests} ${r.itl} ${r.timeline}`);
     if (r.server && (r.server[0] !== r.requests[0] || r.server[1] !== r.requests[1])) fail(`run ${i}: server metrics not aligned`);
-    if (r.isl !== r.n || r.osl !== r.n) fail(`run ${i}: histograms count ${r.isl}/${r.osl} of ${r.n} requests`);
+    for (const [h, v] of [["ISL", r.isl], ["OSL", r.osl]]) {
+      if (v.sum !== r.n) fail(`run ${i}: ${h} histogram counts ${v.sum} of ${r.n} requests`);
+      else if (!(v.width > 0) || Math.abs(v.x[0] - v.want[0]) > 1e-9 || Math.abs(v.x[1] - v.want[1]) > 1e-9)
+        fail(`run ${i}: ${h} histogram x range ${v.x}, its bins span ${v.want}`);
+    }
     if (!r.tagged) fail(`run ${i}: not tagged measured/predicted`);
+    // Warmup is shaded on the run's time axis when it had one.
+    if (r.warm > 0 && Number(r.marked) !== r.warm) fail(`run ${i}: ${r.warm} s of warmup not marked (${r.marked})`);
   });
+  if (!runs.some(r => r.warm > 0)) fail("no run with warmup to check its mark on");
+  // A constant length is one narrow bin around its value.
+  const constant = await page.evaluate(() => REPORT.runs.map(r => r.hist.ISL).filter(b => b.edges.length === 1)
+    .map(b => ({ lo: b.edges[0], hi: b.edges[0] + b.width })));
+  for (const c of constant) if (c.hi - c.lo > 0.05 * c.hi) fail(`a constant ISL drawn over ${c.lo}..${c.hi}`);
+
+  // Tooltips: hovering a chart shows the values under the cursor.
+  await page.locator("#run-0-timeline .u-over").scrollIntoViewIfNeeded();
+  const tipBox = await page.locator("#run-0-timeline .u-over").boundingBox();
+  await page.mouse.move(tipBox.x + tipBox.width / 2, tipBox.y + tipBox.height / 2);
+  const tip = await page.evaluate(() => { const t = document.querySelector("#run-0-timeline .u-tooltip"); return t && { shown: t.style.display, text: t.textContent }; });
+  if (!tip || tip.shown !== "block" || !/completed req\/s: \d/.test(tip.text)) fail(`no tooltip on hover: ${JSON.stringify(tip)}`);
+  await page.mouse.move(0, 0);
   // GPU telemetry: three charts per run that has it, a series per GPU, on the run's time axis.
   const gpu = await page.evaluate(() => REPORT.runs.map((r, i) => {
     const c = (id) => { const u = window.__uplots[`run-${i}-gpu-${id}`]; return u && { series: u.series.length - 1, x: [u.scales.x.min, u.scales.x.max] }; };
@@ -180,6 +232,29 @@ try {
     if (!t.head.startsWith(`${t.text} · `)) fail(`chart heading '${t.head}' does not start with its tag ${t.text}`);
   }
 
+  // Capacity searches: per search its answer, one chart per SLO (measured,
+  // interval, predicted, threshold), a table row per measured point.
+  const caps = await page.evaluate(() => (REPORT.capacity || []).map((c, ci) => ({
+    answer: (document.getElementById(`capacity-${ci}-answer`) || {}).textContent || "",
+    charts: c.slos.filter((s, si) => window.__uplots[`capacity-${ci}-slo-${si}`]).length, slos: c.slos.length,
+    series: c.slos.map((s, si) => window.__uplots[`capacity-${ci}-slo-${si}`]?.series.length - 1),
+    rows: document.querySelectorAll(`#capacity-${ci}-points tr`).length, measured: c.measured.length, capacity: c.capacity,
+    hidden: document.getElementById("capacity-section").hidden })));
+  if (caps.length !== (expect.capacity || 0)) fail(`${caps.length} capacity searches drawn, expected ${expect.capacity || 0}`);
+  caps.forEach((c, ci) => {
+    if (c.hidden) fail(`capacity search ${ci}: its section is hidden`);
+    if (!new RegExp(`^capacity (at least )?${c.capacity}\\b`).test(c.answer)) fail(`capacity search ${ci}: answer '${c.answer}' for capacity ${c.capacity}`);
+    if (c.charts !== c.slos) fail(`capacity search ${ci}: ${c.charts} charts for ${c.slos} SLOs`);
+    if (c.series.some(n => n !== 5)) fail(`capacity search ${ci}: chart series ${c.series} (want measured, low, high, predicted, threshold)`);
+    if (c.rows !== 1 + c.measured) fail(`capacity search ${ci}: ${c.rows} table rows for ${c.measured} points`);
+  });
+  if (!caps.length && !(await page.evaluate(() => document.getElementById("capacity-section").hidden)))
+    fail("the capacity section shows without a capacity search");
+  // Warnings (unexpected cache hits, small samples, wide intervals) are on
+  // the page, one item each.
+  const warned = await page.evaluate(() => ({ n: REPORT.warnings.length, items: document.querySelectorAll("#warnings li").length }));
+  if (warned.items !== warned.n) fail(`${warned.items} warnings on the page, ${warned.n} in the data`);
+
   // Switching axes re-renders every group's chart with the same points.
   await page.selectOption("#pct", "p90");
   await page.selectOption("#xaxis", "e2el");
@@ -202,6 +277,14 @@ try {
   const gpuRun = gpu.findIndex(r => r.power && r.power.series > 1);
   if (gpuRun >= 0) await page.locator(`#run-${gpuRun}`).screenshot({ path: join(shotDir, "gpu.png") });
   await page.locator("#points").screenshot({ path: join(shotDir, "table.png") });
+  // At 800 px nothing runs off the page: wide tables scroll in their own box.
+  await page.setViewportSize({ width: 800, height: 2000 });
+  await page.waitForTimeout(200);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+  if (overflow > 800) fail(`at 800 px the page is ${overflow} px wide`);
+  await page.screenshot({ path: join(shotDir, "report-800.png"), fullPage: false });
+  await page.setViewportSize({ width: 1400, height: 2000 });
+  if (caps.length) await page.locator("#capacity-section").screenshot({ path: join(shotDir, "capacity.png") });
 } catch (e) {
   fail(String(e));
 } finally {

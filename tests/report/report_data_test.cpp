@@ -220,9 +220,48 @@ TEST(Report, PairsAPredictionWithTheMeasurementOfItsPointAndShowsTheSignedError)
   std::string line;
   std::size_t header_cells = 0;
   while (std::getline(lines, line)) {
-    if (line.rfind("| configuration", 0) == 0) header_cells = std::count(line.begin(), line.end(), '|');
-    else if (line.rfind("|", 0) == 0) EXPECT_EQ(static_cast<std::size_t>(std::count(line.begin(), line.end(), '|')), header_cells) << line;
+    if (line.rfind("| configuration", 0) == 0) {
+      header_cells = std::count(line.begin(), line.end(), '|');
+    } else if (line.rfind("|", 0) == 0) {
+      EXPECT_EQ(static_cast<std::size_t>(std::count(line.begin(), line.end(), '|')), header_cells) << line;
+    }
   }
+}
+
+// A measurement of the simulator served 10x faster than real time (a sweep
+// at --time-scale 10 against `sim serve`) pairs with the virtual-time
+// prediction of its point (its dry run), the prediction moved onto the
+// measurement's clock: throughput x10, latencies / 10. They stay in their
+// own groups (a x10 run never shares a frontier with real-time ones).
+TEST(Report, AMeasurementAtATimeScalePairsWithItsVirtualTimePrediction) {
+  TempDir t;
+  // Measured at x10: 2,200 tok/s, TTFT 4 ms, ITL 2.5 ms. Predicted (virtual
+  // time): 200 tok/s, 50 ms, 20 ms; on the x10 clock 2,000 tok/s, 5 ms, 2 ms.
+  write_result(t.path / "meas_c8", 10, 1100, 1100, 4, 2.5, desc("measured", "h200", 8, 10, "agentperf-sim"));
+  write_result(t.path / "pred_c8", 10, 100, 100, 50, 20, desc("predicted", "h200", 8, 1, "agentperf-sim"));
+  const auto data = report::report_data({(t.path / "meas_c8").string(), (t.path / "pred_c8").string()}, {});
+  EXPECT_EQ(data["groups"].size(), 2u);
+  ASSERT_EQ(data["pairs"].size(), 1u);
+  const auto& pr = data["pairs"][0];
+  EXPECT_EQ(pr["measured"], 0);
+  EXPECT_EQ(pr["predicted"], 1);
+  EXPECT_EQ(pr["group"], data["points"][0]["group"]);
+  EXPECT_DOUBLE_EQ(pr["time_scale_factor"].get<double>(), 10.0);
+  EXPECT_NEAR(pr["predicted_values"]["tput_per_gpu"].get<double>(), 2000.0, 1e-9);
+  EXPECT_NEAR(pr["error_pct"]["tput_per_gpu"].get<double>(), 100.0 * (2000 - 2200) / 2200, 1e-9);
+  EXPECT_NEAR(pr["error_pct"]["ttft_p50"].get<double>(), 25.0, 1e-9);
+  EXPECT_NEAR(pr["error_pct"]["itl_p50"].get<double>(), -20.0, 1e-9);
+  const std::string md = report::render_markdown(data);
+  EXPECT_NE(md.find("(prediction on the x10 clock) | 8 | -9.1% | +25.0% | -20.0% |"), std::string::npos) << md;
+
+  // A prediction at the measurement's own time scale, as good a match
+  // otherwise, comes first.
+  write_result(t.path / "pred_c8_x10", 10, 1000, 1000, 5, 2, desc("predicted", "h200", 8, 10, "agentperf-sim"));
+  const auto both = report::report_data(
+      {(t.path / "meas_c8").string(), (t.path / "pred_c8").string(), (t.path / "pred_c8_x10").string()}, {});
+  ASSERT_EQ(both["pairs"].size(), 1u);
+  EXPECT_EQ(both["pairs"][0]["predicted"], 2);
+  EXPECT_DOUBLE_EQ(both["pairs"][0]["time_scale_factor"].get<double>(), 1.0);
 }
 
 // A replay of a live server knows of its deployment only what it is told
@@ -287,7 +326,8 @@ TEST(Report, ResultsWithoutARunDescriptionAreDescribedFromTheirInputConfig) {
 }
 
 // A run whose intervals say its sample is small or its numbers loose is
-// named in the report's warnings, next to the charts that draw it.
+// named in the report's warnings: on the console, at the top of the page
+// and in the markdown.
 TEST(Report, SmallSamplesAndWideIntervalsAreWarnedOf) {
   const auto dir = std::filesystem::temp_directory_path() / ("agentperf_report_ci_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
@@ -303,5 +343,93 @@ TEST(Report, SmallSamplesAndWideIntervalsAreWarnedOf) {
   const std::string w = data["warnings"].dump();
   EXPECT_NE(w.find("small sample: 4 session trees (fewer than 10)"), std::string::npos) << w;
   EXPECT_NE(w.find("wider than 20 % of the value: time_to_first_token.p90"), std::string::npos) << w;
+  // The page and its markdown say so too, not only the console.
+  const std::string md = report::render_markdown(data);
+  EXPECT_NE(md.find("**Warnings**\n\n- " + dir.string() + ": small sample: 4 session trees"), std::string::npos) << md;
+  EXPECT_NE(report::render_report(data).find("id=\"warnings\""), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// A capacity search's folder stands for its measured points: each point's
+// run folder is a run of the report, and the search is the page's capacity
+// section, points in concurrency order with the order they were measured
+// in, each SLO's measured value and interval, and the simulator's predicted
+// value moved from its virtual time onto the server's clock (time scale 10:
+// a latency 10x shorter). A point whose run left no folder (a failed run)
+// is in the table without a run.
+TEST(Report, ACapacitySearchIsItsPointsAndItsAnswer) {
+  TempDir t;
+  const auto cap = t.path / "cap";
+  write_result(cap / "c4", 20, 100, 10, 60, 5, desc("measured", "h200", 4, 10));
+  write_result(cap / "c6", 20, 100, 10, 90, 5, desc("measured", "h200", 6, 10));
+  const nlohmann::json search = {
+      {"slos", {"ttft_p90<=104ms"}},
+      {"capacity", 6},
+      {"at_max_concurrency", false},
+      {"lowest_missing", 8},
+      {"limiting_slo", "ttft_p90<=104ms"},
+      {"predicted_edge", 6},
+      {"max_concurrency", 12},
+      {"time_scale", 10.0},
+      {"complete", true},
+      {"measured",
+       {{{"concurrency", 6}, {"met", true}, {"slos", {{{"slo", "ttft_p90<=104ms"}, {"value", 95.0}, {"met", true}, {"interval", {93.0, 99.0}}}}}},
+        {{"concurrency", 8}, {"met", false}, {"limiting", "the run failed (exit 1)"}},
+        {{"concurrency", 4}, {"met", true}, {"slos", {{{"slo", "ttft_p90<=104ms"}, {"value", 70.0}, {"met", true}}}}}}},
+      {"predicted",
+       {{{"concurrency", 8}, {"met", false}, {"slos", {{{"slo", "ttft_p90<=104ms"}, {"value", 1200.0}, {"met", false}}}}},
+        {{"concurrency", 6}, {"met", true}, {"slos", {{{"slo", "ttft_p90<=104ms"}, {"value", 1000.0}, {"met", true}}}}}}}};
+  std::ofstream(cap / "capacity.json") << search.dump(2);
+
+  const auto data = report::report_data({cap.string()}, {});
+  ASSERT_EQ(data["points"].size(), 2u);  // c6 and c4; c8 left no run
+  ASSERT_EQ(data["capacity"].size(), 1u);
+  const auto& c = data["capacity"][0];
+  EXPECT_EQ(c["capacity"], 6);
+  EXPECT_EQ(c["lowest_missing"], 8);
+  ASSERT_EQ(c["measured"].size(), 3u);
+  std::vector<int> conc, order;
+  for (const auto& m : c["measured"]) {
+    conc.push_back(m["concurrency"].get<int>());
+    order.push_back(m["order"].get<int>());
+  }
+  EXPECT_EQ(conc, (std::vector<int>{4, 6, 8}));
+  EXPECT_EQ(order, (std::vector<int>{3, 1, 2}));
+  // Each point's run is the report's point of that concurrency.
+  for (const auto& m : c["measured"]) {
+    if (m["concurrency"] == 8) {
+      EXPECT_TRUE(m["point"].is_null());
+      continue;
+    }
+    const auto& p = data["points"][m["point"].get<std::size_t>()];
+    EXPECT_EQ(p["concurrency"], m["concurrency"]) << p.dump();
+  }
+  const auto& slo = c["slos"][0];
+  EXPECT_EQ(slo["threshold"], 104.0);
+  EXPECT_TRUE(slo["at_most"].get<bool>());
+  ASSERT_EQ(slo["measured"].size(), 2u);
+  EXPECT_EQ(slo["measured"][1]["interval"], (nlohmann::json{93.0, 99.0}));
+  ASSERT_EQ(slo["predicted"].size(), 2u);
+  EXPECT_EQ(slo["predicted"][0]["concurrency"], 6);
+  EXPECT_DOUBLE_EQ(slo["predicted"][0]["value"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(slo["predicted"][1]["value"].get<double>(), 120.0);
+
+  auto grouped = data;
+  const std::string md = report::render_markdown(grouped);
+  EXPECT_NE(md.find("**Capacity 6**: concurrency 8 misses `ttft_p90<=104ms`. 3 measured points; the simulator "
+                    "proposed 6."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 6 | 1 | meets | 95.0 [93.0, 99.0] |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 8 | 2 | misses the run failed (exit 1) | – |"), std::string::npos) << md;
+  EXPECT_NE(report::render_report(grouped).find("capacity-section"), std::string::npos);
+
+  // A capacity.json that is not one is named.
+  std::ofstream(cap / "capacity.json") << R"({"capacity": 3})";
+  try {
+    report::report_data({cap.string()}, {});
+    FAIL() << "a capacity.json without measured points was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("capacity.json: not a capacity search"), std::string::npos) << e.what();
+  }
 }
