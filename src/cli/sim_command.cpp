@@ -39,6 +39,7 @@ struct SimCommand {
   replay::ReplayConfig replay;  // with --traces: the replay schedule
   ReplayTraceOptions traces;
   int dp = 1;                   // with --traces: engines behind a router
+  bool dp_attention = false;    // the --dp engines are one engine's DP-attention ranks, stepping together
   std::string route_policy = "round_robin";
   bool write_results = false;
 };
@@ -132,6 +133,8 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   }
   replay::VirtualReplayOptions vo;
   vo.policy = route::parse_policy(sc.route_policy);
+  if (sc.dp_attention && sc.dp < 2) throw UserError("--dp-attention needs --dp N (N >= 2 ranks)");
+  if (sc.dp_attention) vo.lockstep_ranks = sc.dp;
   CountProgress predicting("agentperf: predicting", load.quiet);  // virtual s of --duration played
   vo.progress = &predicting;
   auto res = replay::predict_replay(ranks, cfg, traces, vo);
@@ -151,6 +154,7 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   auto agg = replay::build_replay_aggregate(res.replay, cfg, info, verdict);
   agg.json["input_config"]["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},
                                         {"tp", sc.predict_engine.cfg.tp}, {"dp", sc.dp},
+                                        {"dp_attention", sc.dp_attention},
                                         {"route_policy", sc.dp > 1 ? nlohmann::json(sc.route_policy) : nlohmann::json(nullptr)},
                                         {"virtual_time", true}};
   agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
@@ -276,6 +280,11 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   sc->predict->add_option("--dp", sc->dp, "With --traces: N engines (replicas or DP ranks, each with its own KV pool "
                                           "and radix cache) behind a router")
       ->transform(int_in(1, 1024))->capture_default_str()->group("Replay");
+  sc->predict->add_flag("--dp-attention", sc->dp_attention,
+                        "With --dp N: the N engines are the DP-attention ranks of one engine: every step starts on "
+                        "all ranks at once and lasts as long as the slowest rank's (the MoE layers' all-to-all), "
+                        "instead of N independent replicas")
+      ->group("Replay");
   sc->predict->add_option("--route-policy", sc->route_policy,
                           "With --dp: round_robin, least_outstanding, session_sticky or cache_aware (the router's own "
                           "policies; session_sticky keys on the session tree with --routing-headers)")

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "common/clock.h"
 #include "replay/replay_scheduler.h"
 #include "route/prefix_index.h"
+#include "sim/lockstep_group.h"
 #include "sim/virtual_client.h"
 
 namespace agentperf::replay {
@@ -86,6 +89,18 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
   std::vector<std::unique_ptr<sim::VirtualClient>> clients;
   for (auto* e : engines) clients.push_back(std::make_unique<sim::VirtualClient>(*e, opts.network_delay_s, wall_base));
   const int n = static_cast<int>(clients.size());
+  // DP-attention ranks in lockstep, `lockstep_ranks` engines a group.
+  std::vector<std::unique_ptr<sim::LockstepGroup>> groups;
+  if (opts.lockstep_ranks > 1) {
+    if (n % opts.lockstep_ranks != 0)
+      throw std::invalid_argument("predict_replay: " + std::to_string(n) + " engines are not whole groups of " +
+                                  std::to_string(opts.lockstep_ranks) + " DP-attention ranks");
+    for (int g = 0; g < n; g += opts.lockstep_ranks) {
+      std::vector<sim::VirtualClient*> ranks;
+      for (int k = 0; k < opts.lockstep_ranks; ++k) ranks.push_back(clients[static_cast<std::size_t>(g + k)].get());
+      groups.push_back(std::make_unique<sim::LockstepGroup>(std::move(ranks)));
+    }
+  }
   auto policy = n > 1 ? route::make_policy(opts.policy, n, opts.policy_opts) : nullptr;
   std::vector<route::TargetState> targets(static_cast<std::size_t>(n));
   const auto spacing = static_cast<std::int64_t>(opts.burst_spacing_s * 1e9);
@@ -149,6 +164,7 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     if (sched.finished()) break;
     if (const auto& why = sched.cancel_reason()) {
       const std::string reason = *why;
+      for (auto& g : groups) g->advance_to(t);
       for (auto& c : clients)
         for (auto& f : c->cancel_all(t, reason)) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
       continue;
@@ -156,6 +172,7 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     const double wake = sched.next_wakeup();
     std::int64_t next = sim::VirtualClient::kNever;
     for (const auto& c : clients) next = std::min(next, c->next_event_ns());
+    for (const auto& g : groups) next = std::min(next, g->next_step_start());
     if (std::isfinite(wake)) {
       auto w = static_cast<std::int64_t>(std::ceil(wake * 1e9));
       if (seconds(w) < wake) ++w;  // never wake a hair before the timer
@@ -165,6 +182,7 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     // Everything at or before t has been handled: time moves on.
     t = std::max(t + 1, next);
     std::vector<sim::VirtualClient::Finished> ended;
+    for (auto& g : groups) g->advance_to(t);  // their steps; the ranks' ends come below
     for (auto& c : clients)
       for (auto& f : c->advance_to(t)) ended.push_back(std::move(f));
     std::sort(ended.begin(), ended.end(), [](const auto& a, const auto& b) { return a.at_ns < b.at_ns; });

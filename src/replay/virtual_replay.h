@@ -33,6 +33,11 @@ struct VirtualReplayOptions {
   // cache_aware hashes the prompt's token ids.
   route::Policy policy = route::Policy::round_robin;
   route::PolicyOptions policy_opts;
+  // DP attention: every `lockstep_ranks` consecutive engines are the DP
+  // ranks of one engine and step together, each step as long as the
+  // slowest rank's (sim/lockstep_group.h); 1: every engine on its own
+  // (replicas). The engine count must be a multiple of it.
+  int lockstep_ranks = 1;
   // Progress (optional, not owned): virtual seconds of the profiling phase
   // played of --duration (0 during the warmup), and a final line with the
   // requests made.

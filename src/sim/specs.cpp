@@ -37,7 +37,8 @@ double ModelSpec::total_weight_bytes() const {
 int ModelSpec::kv_heads_per_rank(int tp) const { return std::max(1, kv_heads / std::max(1, tp)); }
 
 bool ModelSpec::capped_reads() const {
-  return attention.kind == AttentionLayout::Kind::compressed || attention.kind == AttentionLayout::Kind::sparse_gqa;
+  return attention.kind == AttentionLayout::Kind::compressed || attention.kind == AttentionLayout::Kind::sparse_gqa ||
+         attention.sparse_mla();
 }
 
 double ModelSpec::gqa_bytes_per_token_layer_rank(int tp) const {
@@ -135,6 +136,11 @@ double ModelSpec::kv_read_bytes_rank(int tp, double requests, double context_tok
     const double topk_rows = std::min(csa_rows, static_cast<double>(a.csa_topk));
     per_request = layers_full * std::min(c, static_cast<double>(a.window)) * row +
                   a.csa_layers * (csa_rows * a.indexer_bytes + topk_rows * row) + a.hca_layers * c / a.hca_ratio * row;
+  } else if (a.sparse_mla()) {
+    // Every layer reads every index key and the latents (with their scales
+    // and rope part) of the top-k tokens.
+    const double latent = kv_bytes_per_token_layer_rank(tp) - a.index_key_bytes;
+    per_request = layers_full * (c * a.index_key_bytes + std::min(c, static_cast<double>(a.topk_tokens)) * latent);
   } else {
     // Dense layers read the whole context; sparse layers every index key and
     // the GQA KV of the selected blocks.
@@ -169,7 +175,17 @@ double ModelSpec::attention_flops_per_query(double ctx) const {
   if (a.kind == AttentionLayout::Kind::sparse_gqa)
     return (layers_full - a.sparse_layers) * ctx * pair +
            a.sparse_layers * (ctx * index_pair + std::min(ctx, static_cast<double>(a.topk_tokens)) * pair);
+  if (a.sparse_mla())  // the indexer over the whole context, absorbed MLA over the top-k
+    return layers_full * (ctx * index_pair + std::min(ctx, static_cast<double>(a.topk_tokens)) * mla_pair());
   return ctx * attention_flops_per_token_per_ctx();
+}
+
+double ModelSpec::mla_pair() const {
+  // Absorbed MLA (decode, and SGLang's absorbed extend): per head, QK^T over
+  // the latent plus the rope part (kv_lora_rank + qk_rope_head_dim) and PV
+  // over the latent (kv_lora_rank), 2 FLOPs per multiply-add.
+  const double r = attention.kv_lora_rank, rope = attention.qk_rope_head_dim;
+  return 2.0 * q_heads * ((r + rope) + r);
 }
 
 double ModelSpec::attention_flops(double query_tokens, double attn_pairs) const {
@@ -180,13 +196,8 @@ double ModelSpec::attention_flops(double query_tokens, double attn_pairs) const 
 
 double ModelSpec::attention_flops_per_token_per_ctx() const {
   const auto& a = attention;
-  if (mla()) {
-    // Absorbed MLA (decode, and SGLang's absorbed extend): per head, QK^T over
-    // the latent plus the rope part (kv_lora_rank + qk_rope_head_dim) and PV
-    // over the latent (kv_lora_rank), 2 FLOPs per multiply-add.
-    const double r = a.kv_lora_rank, rope = a.qk_rope_head_dim;
-    return 2.0 * q_heads * ((r + rope) + r) * layers_full;
-  }
+  if (a.sparse_mla()) return 2.0 * a.index_heads * a.index_dim * layers_full;  // past the top-k: the indexer
+  if (mla()) return mla_pair() * layers_full;
   const double pair = 4.0 * q_heads * head_dim, index_pair = 2.0 * a.index_heads * a.index_dim;
   if (a.kind == AttentionLayout::Kind::compressed)  // past the window and the top-k: indexer and HCA rows
     return a.csa_layers * index_pair / a.csa_ratio + a.hca_layers * pair / a.hca_ratio;
@@ -279,11 +290,22 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
     if (kind == "gqa") {
       at.reject_unknown_keys({"kind"});
     } else if (kind == "mla") {
-      at.reject_unknown_keys({"kind", "kv_lora_rank", "qk_rope_head_dim", "extra_bytes_per_layer"});
+      at.reject_unknown_keys({"kind", "kv_lora_rank", "qk_rope_head_dim", "extra_bytes_per_layer", "topk_tokens",
+                              "index_heads", "index_dim", "index_key_bytes"});
       a.kind = AttentionLayout::Kind::mla;
       a.kv_lora_rank = at.integer("kv_lora_rank", JsonRange::between(1, 65536));
       a.qk_rope_head_dim = at.integer("qk_rope_head_dim", JsonRange::between(0, 4096));
       a.extra_bytes_per_layer = at.integer_or("extra_bytes_per_layer", 0, JsonRange::between(0, 65536));
+      // Sparse MLA (DSA): all four, or none.
+      if (at.has("topk_tokens") || at.has("index_heads") || at.has("index_dim") || at.has("index_key_bytes")) {
+        a.topk_tokens = at.integer("topk_tokens", JsonRange::between(1, 1 << 30));
+        a.index_heads = at.integer("index_heads", JsonRange::between(1, 1 << 20));
+        a.index_dim = at.integer("index_dim", JsonRange::between(1, 1 << 20));
+        a.index_key_bytes = at.integer("index_key_bytes", JsonRange::between(1, 1 << 20));
+        if (a.index_key_bytes > a.extra_bytes_per_layer)
+          at.fail("index_key_bytes", "must be part of extra_bytes_per_layer (" +
+                                         std::to_string(a.extra_bytes_per_layer) + ")");
+      }
     } else if (kind == "sliding_window") {
       at.reject_unknown_keys({"kind", "window", "windowed_layers"});
       a.kind = AttentionLayout::Kind::sliding_window;

@@ -33,7 +33,9 @@ struct LinearAttentionSpec {
 // DSV4PoolConfigurator does. Sparse GQA (MiniMax-M3 MSA): GQA KV in every
 // layer plus, in `sparse_layers`, one index key per token (not split over
 // TP); sparse layers read the index keys of the whole context and the GQA KV
-// of `topk_tokens` tokens. Each layout's rule lives in ModelSpec (specs.cpp).
+// of `topk_tokens` tokens. Sparse MLA (DSA: GLM-5, DeepSeek-V3.2): MLA whose
+// every layer reads the index keys of the whole context and the latents of
+// `topk_tokens` tokens. Each layout's rule lives in ModelSpec (specs.cpp).
 struct AttentionLayout {
   enum class Kind { gqa, mla, sliding_window, compressed, sparse_gqa };
   Kind kind = Kind::gqa;
@@ -47,10 +49,16 @@ struct AttentionLayout {
   int hca_layers = 0, hca_ratio = 0;
   double swa_full_tokens_ratio = 0;  // SGLang --swa-full-tokens-ratio: raw-window pool / full tokens
   int csa_state_ring = 0, hca_state_ring = 0;  // compressor state rows (SGLang get_compress_state_ring_size)
-  // compressed and sparse_gqa: the indexer's query heads and key width
+  // compressed, sparse_gqa and sparse MLA: the indexer's query heads and key width
   int index_heads = 0, index_dim = 0;
-  // sparse_gqa
+  // sparse_gqa (and sparse MLA's topk_tokens)
   int sparse_layers = 0, index_dtype_bytes = 0, topk_tokens = 0;
+  // Sparse MLA (DeepSeek Sparse Attention, GLM-5's GlmMoeDsa): an MLA layout
+  // with topk_tokens > 0. Every layer's lightning indexer scores the index
+  // key of every context token (index_key_bytes each, part of
+  // extra_bytes_per_layer) and attention reads the latents of the top-k.
+  int index_key_bytes = 0;
+  bool sparse_mla() const { return kind == Kind::mla && topk_tokens > 0; }
 };
 
 struct MoeSpec {
@@ -131,7 +139,8 @@ struct ModelSpec {
   double attention_flops_per_token_per_ctx() const;
 
  private:
-  bool capped_reads() const;  // compressed or sparse GQA: reads capped at a window / top-k
+  bool capped_reads() const;  // compressed, sparse GQA or sparse MLA: reads capped at a window / top-k
+  double mla_pair() const;    // absorbed MLA FLOPs per (query, context token) pair per layer
   double gqa_bytes_per_token_layer_rank(int tp) const;  // 2 x KV heads per rank x head_dim x dtype
   // One query's attention FLOPs at context `ctx` (all layers).
   double attention_flops_per_query(double ctx) const;

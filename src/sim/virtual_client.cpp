@@ -28,7 +28,13 @@ void VirtualClient::send(std::int64_t at_ns, RequestRecord rec, SimRequestSpec s
   in_flight_.emplace(id, Open{std::move(rec), StreamChunker(stream_interval_)});
 }
 
+std::int64_t VirtualClient::ready_at() const {
+  if (engine_.has_work()) return 0;
+  return arrivals_.empty() ? kNever : arrivals_.top().first;
+}
+
 std::int64_t VirtualClient::next_step_start() const {
+  if (lockstep_) return kNever;  // the group starts this engine's steps
   if (engine_.has_work()) return engine_free_at_;
   if (!arrivals_.empty()) return std::max(engine_free_at_, arrivals_.top().first);
   return kNever;
@@ -55,10 +61,19 @@ void VirtualClient::run_step(std::int64_t start) {
     engine_free_at_ = std::max(engine_free_at_, start);
     return;
   }
-  StepOutcome out = engine_.step();
+  const StepOutcome out = engine_.step();
   // A step always moves time on, so a stuck engine cannot spin in place.
-  const std::int64_t end = start + std::max<std::int64_t>(1, static_cast<std::int64_t>(out.duration_s * 1e9));
-  engine_free_at_ = end;
+  end_step(start, start + std::max<std::int64_t>(1, static_cast<std::int64_t>(out.duration_s * 1e9)), out);
+}
+
+StepOutcome VirtualClient::begin_step(std::int64_t start) {
+  deliver_arrivals(start);
+  if (!engine_.has_work()) return {};
+  return engine_.step();
+}
+
+void VirtualClient::end_step(std::int64_t start, std::int64_t end, const StepOutcome& out) {
+  engine_free_at_ = std::max(engine_free_at_, end);
   const std::int64_t seen = end + delay_ns_;
   for (const TokenEvent& ev : out.events) {
     auto it = in_flight_.find(ev.id);

@@ -60,6 +60,18 @@ class VirtualClient {
 
   std::size_t in_flight() const { return in_flight_.size(); }
 
+  // Lockstep (sim/lockstep_group.h): the engine's steps are started by the
+  // group of DP-attention ranks it belongs to, not by this client. From
+  // join_lockstep() on, next_event_ns() and advance_to() only see the ends
+  // on their way to the client; the group calls begin_step() on every rank
+  // at one start, and end_step() with the common end.
+  void join_lockstep() { lockstep_ = true; }
+  // When this rank would have a step to run, its engine free: now (0) when
+  // it has work, else its next arrival at the scheduler; kNever when idle.
+  std::int64_t ready_at() const;
+  StepOutcome begin_step(std::int64_t start);  // delivers arrivals by start; no work: an empty outcome
+  void end_step(std::int64_t start, std::int64_t end, const StepOutcome& out);
+
   // Where the time to each first token went, summed over the requests that
   // got one: the wait for a free front-end worker, its service (template,
   // tokenizing), the wait at the scheduler until the step that produced the
@@ -77,6 +89,7 @@ class VirtualClient {
   std::int64_t next_step_start() const;
   void deliver_arrivals(std::int64_t t);
   void run_step(std::int64_t start);
+  bool lockstep_ = false;
 
   struct Open {
     RequestRecord rec;

@@ -226,6 +226,8 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   rc.routing_headers = ranks.size() > 1;  // the entries' DP arms run behind a session-sticky router
   replay::VirtualReplayOptions vo;
   vo.policy = ranks.size() > 1 ? route::Policy::session_sticky : route::Policy::round_robin;
+  // DP attention: each engine's ranks step together (sim/lockstep_group.h).
+  vo.lockstep_ranks = pe.dp > 1 ? pe.dp : 1;
   const auto& traces = agentx_corpus(s.corpus);
   auto res = replay::predict_replay(ranks, rc, traces, vo);
   replay::ReplayRunInfo info;

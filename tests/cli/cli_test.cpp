@@ -29,7 +29,12 @@ struct Outcome {
 };
 
 Outcome run_cli(const std::string& args) {
-  const std::string cmd = std::string(AGENTPERF_CLI_PATH) + " " + args + " 2>&1";
+  // (Appended in place: GCC 12 warns -Warray-bounds on a chain of
+  // temporaries here, a false positive.)
+  std::string cmd = AGENTPERF_CLI_PATH;
+  cmd += ' ';
+  cmd += args;
+  cmd += " 2>&1";
   const auto r = agentperf::test_support::run_shell(cmd);
   return {r.code, r.output};
 }
@@ -205,6 +210,9 @@ TEST(Cli, SimPlanAndPredictReportClearErrors) {
                        "--speculative-num-draft-tokens 2");
   EXPECT_EQ(draft.code, 2);
   EXPECT_NE(draft.output.find("--speculative-num-draft-tokens"), std::string::npos) << draft.output;
+  auto lockstep = run_cli("sim predict --traces synth:cc-weka-256k -c 4 --dp-attention");
+  EXPECT_EQ(lockstep.code, 2);
+  EXPECT_NE(lockstep.output.find("--dp-attention needs --dp N (N >= 2 ranks)"), std::string::npos) << lockstep.output;
   auto ok = run_cli("sim predict -c 4 -n 20 --isl 256 --osl 16");
   EXPECT_EQ(ok.code, 0) << ok.output;
   EXPECT_NE(ok.output.find("Simulated"), std::string::npos);

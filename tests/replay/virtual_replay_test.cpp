@@ -116,7 +116,9 @@ TEST(VirtualReplay, MatchesReplayAgainstSimServe) {
       // within a millisecond can swap between the drivers, and a turn go
       // out as a 1-token pressure request in one and in profiling in the
       // other. The same phase must ask for the same output.
-      if (phase_a == phase_b) ASSERT_EQ(osl_a, osl_b) << conv << " request " << i;
+      if (phase_a == phase_b) {
+        ASSERT_EQ(osl_a, osl_b) << conv << " request " << i;
+      }
     }
     compared += n;
   }

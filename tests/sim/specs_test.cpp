@@ -194,8 +194,10 @@ TEST(ModelSpec, MlaKvIsOneLatentPerLayerNotSplitOverTp) {
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 61464);
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 61464);
   EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(8), 788);
-  // Absorbed attention: 2 x 64 heads x ((512 + 64) for QK^T + 512 for PV) x 78 layers.
-  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 2.0 * 64 * (576 + 512) * 78);
+  // Absorbed attention: 2 x 64 heads x ((512 + 64) for QK^T + 512 for PV) x
+  // 78 layers per context token, plus DSA's indexer (2 x 32 x 128) under its
+  // top-k of 2048 (past it: ModelSpec.SparseMlaReadsTheIndexKeysAndTheTopKLatents).
+  EXPECT_DOUBLE_EQ(m.attention_flops(1, 1000), (2.0 * 64 * (576 + 512) + 2.0 * 32 * 128) * 78 * 1000);
   // A DeepSeek-V3-style latent without extras, bf16: 61 x 576 x 2 B.
   const auto d = model_edited("mla_plain", [](json& j) {
     j["layers_full_attention"] = 61;
@@ -348,9 +350,41 @@ TEST(ModelSpec, CompressedAndSparseLayoutsAreChecked) {
   EXPECT_NE(e.find("field 'attention.sparse_layers'"), std::string::npos) << e;
 }
 
+// GLM-5's DeepSeek Sparse Attention: MLA whose every layer's indexer scores
+// the index key of every context token (32 heads x 128) and whose attention
+// reads the latents of the top 2048 tokens. Past 2048 tokens one more
+// context token costs its index key and its indexer score only; up to 2048
+// the reads are those of dense MLA.
+TEST(ModelSpec, SparseMlaReadsTheIndexKeysAndTheTopKLatents) {
+  const auto m = load_model_spec("glm-5.2-fp8");
+  ASSERT_TRUE(m.attention.sparse_mla());
+  const double per_token = 576 + 212;  // latent + rope at 1 B, and the extra (scales, bf16 rope, index key)
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 78 * per_token);  // storage is unchanged
+  // Two requests at 100k tokens each.
+  EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 2, 200000), 2 * 78 * (100000 * 132.0 + 2048 * (per_token - 132)));
+  // Under the top-k: dense MLA's reads.
+  EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 2, 3000), 3000 * m.kv_bytes_per_token_rank(8));
+  // FLOPs of one query at 100k: the indexer over 100k keys, absorbed MLA over 2048.
+  const double index_pair = 2.0 * 32 * 128, mla_pair = 2.0 * 64 * ((512 + 64) + 512);
+  EXPECT_DOUBLE_EQ(m.attention_flops(1, 100000), 78 * (100000 * index_pair + 2048 * mla_pair));
+  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 78 * index_pair);
+  // A sparse MLA names all four of its fields; its index key is part of the extra bytes.
+  auto e = model_error("dsa_half", [](json& j) {
+    j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64}, {"extra_bytes_per_layer", 212},
+                      {"topk_tokens", 2048}};
+  });
+  EXPECT_NE(e.find("field 'attention.index_heads'"), std::string::npos) << e;
+  e = model_error("dsa_key", [](json& j) {
+    j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64}, {"extra_bytes_per_layer", 100},
+                      {"topk_tokens", 2048}, {"index_heads", 32}, {"index_dim", 128}, {"index_key_bytes", 132}};
+  });
+  EXPECT_NE(e.find("field 'attention.index_key_bytes'"), std::string::npos) << e;
+  EXPECT_NE(e.find("must be part of extra_bytes_per_layer (100)"), std::string::npos) << e;
+}
+
 // For the linear layouts the read and FLOP rules are the per-token ones.
 TEST(ModelSpec, LinearLayoutsReadInProportionToTheContext) {
-  for (const char* name : {"qwen3.5-397b-a17b-nvfp4", "glm-5.2-fp8"}) {
+  for (const char* name : {"qwen3.5-397b-a17b-nvfp4", "deepseek-r1-fp8"}) {
     const auto m = load_model_spec(name);
     EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(4, 3, 3000), 3000 * m.kv_bytes_per_token_rank(4)) << name;
     EXPECT_DOUBLE_EQ(m.draft_kv_read_bytes_rank(4, 3, 3000), 3000 * m.draft_kv_bytes_per_token_rank(4)) << name;
