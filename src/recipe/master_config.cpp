@@ -351,7 +351,13 @@ Recipe MasterConfig::entry(const std::string& key) const {
           notes.add("pcp-size", en["pcp-size"].path(),
                     "prefill context parallelism is not modelled; planned as TP" + std::to_string(e.tp) + " on TP x PCP GPUs");
       }
-      if (en.has("router")) notes.add("router", en["router"].path(), component(en["router"]) + ": the router is not modelled; the plan and --dry-run see one engine");
+      if (en.has("router"))
+        notes.add("router", en["router"].path(),
+                  component(en["router"]) +
+                      (e.dp_attn && !r.multinode
+                           ? ": its own policy is not modelled; --dry-run routes the DP-attention ranks session-sticky "
+                             "(each rank its own KV pool and radix cache, stepping in lockstep)"
+                           : ": the router is not modelled; the plan and --dry-run see one engine"));
       if (en.has("kv-p2p-transfer")) {
         if (!r.multinode) en["kv-p2p-transfer"].fail("only valid with multinode: true");
         notes.add("kv-p2p-transfer", en["kv-p2p-transfer"].path(), en.get<std::string>("kv-p2p-transfer", "a string") + ": the KV transfer between prefill and decode is not modelled");

@@ -29,6 +29,7 @@
 #include "replay/replay_outputs.h"
 #include "replay/replay_runner.h"
 #include "replay/virtual_replay.h"
+#include "route/routing_policy.h"
 #include "sim/engine.h"
 #include "sim/predictor.h"
 #include "sim/specs.h"
@@ -579,11 +580,32 @@ class Sweep {
   // virtual time (replay/virtual_replay.h), with the measured run's schedule,
   // written in the measured run's results shape plus a "sim" section.
   void predict_point(const recipe::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
-    sim::Engine engine(sim::load_model_spec(recipe_.sim_model_spec), sim::load_hardware_spec(recipe_.sim_hardware_spec),
-                       recipe::engine_config_for(p, sim::load_engine_costs(o_.engine_profile)));
+    const sim::ModelSpec model = sim::load_model_spec(recipe_.sim_model_spec);
+    const sim::HardwareSpec hw = sim::load_hardware_spec(recipe_.sim_hardware_spec);
+    const sim::EngineCosts costs = sim::load_engine_costs(o_.engine_profile);
     replay::ReplayConfig cfg = replay_config_for(p, dir);
     cfg.benchmark_id = "sim-predict/" + recipe_.name + "/" + p.exp_name;
-    auto res = replay::predict_replay(engine, cfg, traces_);
+    // A DP-attention point (single node): its DP ranks, each sized as the
+    // memory plan sizes one (recipe/point_engine_config.h), behind a
+    // session-sticky router, stepping in lockstep (sim/lockstep_group.h);
+    // every other point one engine of the point's TP.
+    std::vector<std::unique_ptr<sim::Engine>> owned;
+    std::vector<sim::Engine*> ranks;
+    replay::VirtualReplayOptions vo;
+    if (p.entry->dp_attn && !p.entry->multinode()) {
+      const auto engines = recipe::engines_for(recipe_, p, costs, &model, &hw);
+      const recipe::PointEngine& pe = engines.front();
+      for (int i = 0; i < pe.dp * pe.workers; ++i)
+        owned.push_back(std::make_unique<sim::Engine>(pe.model ? *pe.model : model, hw, pe.config));
+      vo.policy = route::Policy::session_sticky;
+      vo.lockstep_ranks = pe.dp > 1 ? pe.dp : 1;
+      cfg.routing_headers = owned.size() > 1;
+    } else {
+      owned.push_back(std::make_unique<sim::Engine>(model, hw, recipe::engine_config_for(p, costs)));
+    }
+    for (auto& e : owned) ranks.push_back(e.get());
+    const sim::Engine& engine = *owned.front();
+    auto res = replay::predict_replay(ranks, cfg, traces_, vo);
     replay::ReplayRunInfo info;
     info.traces_source = source_;
     info.stats = stats_;
@@ -597,8 +619,15 @@ class Sweep {
     info.description.time_scale = 1.0;  // virtual time stands for real time
     auto agg = replay::build_replay_aggregate(res.replay, cfg, info, replay::judge_replay(res.replay, 0.10));
     agg.json["input_config"]["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
-                                          {"tp", p.entry->tp}, {"virtual_time", true}};
+                                          {"tp", p.entry->tp}, {"dp", static_cast<int>(ranks.size())},
+                                          {"dp_attention", vo.lockstep_ranks > 1}, {"virtual_time", true}};
     agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
+    if (ranks.size() > 1) {
+      ojson per = ojson::array();
+      for (const auto& e : res.per_engine)
+        per.push_back({{"requests", e.requests_total}, {"cache_hit_rate", e.cache_hit_rate()}, {"busy_s", e.busy_s}});
+      agg.json["sim"]["per_engine"] = per;
+    }
     write_run_results(dir, res.replay.run.records, agg.json, false);
     r.server_command = "sim predict --traces (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
     take_metrics(r, agg);

@@ -324,7 +324,9 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   EXPECT_TRUE(has_note(v, "vllm-dep.framework: 'vllm': the simulator sizes and schedules it as SGLang")) << v.notes.front();
   EXPECT_TRUE(has_note(v, "vllm-dep.scenarios.agentic-coding[0].search-space[0].dp-attn: true: planned as one DP rank"));
   EXPECT_TRUE(has_note(v, "that DP attention replicates the attention weights on every rank is not modelled"));
-  EXPECT_TRUE(has_note(v, "search-space[0].router: vllm-router 0.1.14: the router is not modelled"));
+  // A DP-attention row's dry run routes its ranks itself; the router's own policy is the unmodelled part.
+  EXPECT_TRUE(has_note(v, "search-space[0].router: vllm-router 0.1.14: its own policy is not modelled; --dry-run "
+                          "routes the DP-attention ranks session-sticky"));
   EXPECT_TRUE(has_note(v, "search-space[1].pp: pipeline parallelism: weights are spread over TP x PP GPUs, but each rank "
                           "is planned as holding the KV of every layer"));
   EXPECT_TRUE(has_note(v, "search-space[1].kv-offload-backend: 'vllm-simple': host offload is planned as SGLang HiCache"));

@@ -313,6 +313,33 @@ TEST(Sweep, EmitsASlurmArrayAndDryRunsOnThePredictor) {
   EXPECT_NE(out.find("--point-index 99 is outside 0..7"), std::string::npos) << out;
 }
 
+// A DP-attention point of an InferenceX entry (DeepSeek-V4 on B200, TP8
+// EP8 DPA, c64) dry-runs as its eight DP ranks behind a session-sticky
+// router, stepping in lockstep, not as one TP8 engine: its result says so,
+// and every rank serves requests.
+TEST(Sweep, ADpAttentionPointDryRunsItsRanksInLockstep) {
+  const auto dir = temp_dir("dpa");
+  const std::string exe = AGENTPERF_CLI_PATH;
+  const std::string entry =
+      std::string(AGENTPERF_TEST_DATA_DIR) + "/inferencex/nvidia-master-agentic.yaml#dsv4-fp4-b200-sglang-agentic-hicache-mtp";
+  std::string out;
+  // Point 10: tp8ep8dpa, conc 64 (`recipe expand` lists them).
+  ASSERT_EQ(run(exe + " sweep '" + entry + "' --dry-run --point-index 10 --duration 120 -q -o " + (dir / "dry").string(), &out), 0)
+      << out;
+  sweep::ResultsStore s((dir / "dry" / "sweep.sqlite").string());
+  const auto rows = s.list();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NE(rows[0].exp_name.find("tp8ep8dpa"), std::string::npos) << rows[0].exp_name;
+  EXPECT_EQ(rows[0].status, "done") << rows[0].diagnosis;
+  std::ifstream in(std::filesystem::path(rows[0].result_dir) / "profile_export_aiperf.json");
+  const auto agg = nlohmann::json::parse(in);
+  EXPECT_EQ(agg["input_config"]["engine"]["dp"], 8) << agg["input_config"]["engine"].dump();
+  EXPECT_EQ(agg["input_config"]["engine"]["dp_attention"], true);
+  ASSERT_EQ(agg["sim"]["per_engine"].size(), 8u);
+  for (const auto& e : agg["sim"]["per_engine"]) EXPECT_GT(e["requests"].get<long long>(), 0) << agg["sim"]["per_engine"].dump();
+  std::filesystem::remove_all(dir);
+}
+
 // (a) SIGINT while a point of an adaptive row is being measured: that point
 // is stored as interrupted (not pruned), the row's other points stay pending
 // (no row in the store), the console counts say so, the sweep exits 130;
