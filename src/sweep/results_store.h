@@ -34,6 +34,10 @@ struct PointRow {
   // GPU and TTFT p50 (0, 0: none), and whether it rests on a small sample.
   double tput_ci_lo = 0, tput_ci_hi = 0, ttft_p50_ci_lo_ms = 0, ttft_p50_ci_hi_ms = 0;
   bool small_sample = false;
+  // A measured point served by the simulator N times faster than real time
+  // (`sim serve --time-scale N`): its throughput is N x, its latencies 1/N
+  // of the engine it models. 0: real time (or not known).
+  double time_scale = 0;
   std::string diagnosis;       // why failed / short-circuited / pruned
   std::string result_dir;      // profile_export.jsonl etc.
   std::string server_command, server_log;

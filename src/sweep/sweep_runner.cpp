@@ -495,6 +495,7 @@ class Sweep {
     info.description = describe_point(p, "measured");
     info.description.served_model = model;
     info.description.time_scale = served_time_scale(cmd);
+    r.time_scale = info.description.time_scale.value_or(0.0);
     info.records_streamed = true;
     info.records_error = records.close();
     if (info.records_error) throw UserError("sweep point " + p.exp_name + ": " + *info.records_error, exit_code::write_failed);

@@ -19,6 +19,16 @@
 using namespace agentperf::sweep;
 
 namespace {
+// A point's metrics (the intervals left out: these tests are about the values).
+PointMetrics pm(double tput, double intvty, double ttft_ms, bool ok, std::optional<double> hit = std::nullopt) {
+  PointMetrics m;
+  m.tput_per_gpu = tput;
+  m.intvty_p50 = intvty;
+  m.ttft_p50_ms = ttft_ms;
+  m.ok = ok;
+  m.cache_hit = hit;
+  return m;
+}
 // Throughput rises linearly until `cliff`, then collapses (KV thrash); TTFT explodes past it.
 PointMetrics curve(int conc, int cliff) {
   PointMetrics m;
@@ -81,7 +91,7 @@ TEST(AdaptiveSearch, AFailedPointCountsAsPastTheCliff) {
   });
   ASSERT_TRUE(r.cliff);
   EXPECT_EQ(*r.cliff, std::make_pair(3, 4));  // 2 measured, then the midpoint 3
-  const auto first = search({4, 8}, [](int) { return PointMetrics{0, 0, 0, false}; });
+  const auto first = search({4, 8}, [](int) { return pm(0, 0, 0, false); });
   ASSERT_TRUE(first.cliff);
   EXPECT_EQ(first.cliff->first, 0);
 }
@@ -161,27 +171,27 @@ TEST(ResultsStore, RoundTripsRowsAndReplacesByPoint) {
 // holds is compute saturation.
 TEST(AdaptiveSearch, CacheCliffAndComputeSaturationAreToldApart) {
   SearchOptions o;
-  PointMetrics lo{1000, 50, 100, true, 0.90};
-  PointMetrics saturated{1020, 40, 120, true, 0.89};  // +2 %, the cache holds
+  PointMetrics lo = pm(1000, 50, 100, true, 0.90);
+  PointMetrics saturated = pm(1020, 40, 120, true, 0.89);  // +2 %, the cache holds
   auto v = classify_limit(lo, saturated, o);
   EXPECT_EQ(v.kind, LimitKind::compute_saturation);
   EXPECT_NE(v.why.find("+2.0%"), std::string::npos) << v.why;
-  PointMetrics collapsed{1100, 40, 150, true, 0.70};  // throughput still rose, but the hit rate fell 20 points
+  PointMetrics collapsed = pm(1100, 40, 150, true, 0.70);  // throughput still rose, but the hit rate fell 20 points
   v = classify_limit(lo, collapsed, o);
   EXPECT_EQ(v.kind, LimitKind::cache_cliff);
   EXPECT_NE(v.why.find("90% -> 70%"), std::string::npos) << v.why;
-  PointMetrics queued{1100, 40, 500, true, std::nullopt};  // no hit rate reported: TTFT x5 says it
+  PointMetrics queued = pm(1100, 40, 500, true, std::nullopt);  // no hit rate reported: TTFT x5 says it
   EXPECT_EQ(classify_limit(lo, queued, o).kind, LimitKind::cache_cliff);
-  PointMetrics scaling{1500, 45, 110, true, 0.89};
+  PointMetrics scaling = pm(1500, 45, 110, true, 0.89);
   EXPECT_EQ(classify_limit(lo, scaling, o).kind, LimitKind::none);
 
   // The search reports the kind of the bracket it found.
   AdaptiveSearch s({8, 16, 32, 64}, o);
-  std::map<int, PointMetrics> at = {{8, {800, 60, 90, true, 0.9}}, {16, {1600, 55, 95, true, 0.9}},
-                                    {32, {1640, 40, 100, true, 0.9}}, {64, {1700, 20, 400, true, 0.5}}};
+  std::map<int, PointMetrics> at = {{8, pm(800, 60, 90, true, 0.9)}, {16, pm(1600, 55, 95, true, 0.9)},
+                                    {32, pm(1640, 40, 100, true, 0.9)}, {64, pm(1700, 20, 400, true, 0.5)}};
   while (auto c = s.next()) {
     auto it = at.find(*c);
-    s.report(*c, it != at.end() ? it->second : PointMetrics{1620, 50, 98, true, 0.9});
+    s.report(*c, it != at.end() ? it->second : pm(1620, 50, 98, true, 0.9));
   }
   ASSERT_TRUE(s.cliff());
   EXPECT_EQ(s.limit().kind, LimitKind::compute_saturation);
@@ -199,7 +209,7 @@ TEST(AdaptiveSearch, CacheCliffAndComputeSaturationAreToldApart) {
 // jump x4 whose intervals overlap is no cliff either.
 TEST(AdaptiveSearch, NoLimitIsCalledOnAChangeInsideTheIntervals) {
   SearchOptions o;
-  PointMetrics lo{1000, 50, 100, true, std::nullopt}, hi{900, 40, 110, true, std::nullopt};
+  PointMetrics lo = pm(1000, 50, 100, true, std::nullopt), hi = pm(900, 40, 110, true, std::nullopt);
   EXPECT_EQ(classify_limit(lo, hi, o).kind, LimitKind::compute_saturation);
   lo.tput_interval = std::make_pair(800.0, 1200.0);
   hi.tput_interval = std::make_pair(700.0, 1150.0);
@@ -210,7 +220,7 @@ TEST(AdaptiveSearch, NoLimitIsCalledOnAChangeInsideTheIntervals) {
   EXPECT_EQ(sat.kind, LimitKind::compute_saturation);
   EXPECT_NE(sat.why.find("beyond the 95 % intervals"), std::string::npos) << sat.why;
 
-  PointMetrics a{1000, 50, 100, true, std::nullopt}, b{1200, 40, 400, true, std::nullopt};
+  PointMetrics a = pm(1000, 50, 100, true, std::nullopt), b = pm(1200, 40, 400, true, std::nullopt);
   EXPECT_EQ(classify_limit(a, b, o).kind, LimitKind::cache_cliff);
   a.ttft_p50_interval = std::make_pair(60.0, 500.0);
   b.ttft_p50_interval = std::make_pair(150.0, 900.0);

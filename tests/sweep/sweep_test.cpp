@@ -266,6 +266,10 @@ replay: {duration: 1.5, grace: 5, warmup: false, system-idle-cap: 0.3, traces: t
   std::string listed;
   ASSERT_EQ(run(exe + " results list --store " + (dir / "out").string(), &listed), 0) << listed;
   EXPECT_NE(listed.find("frontier"), std::string::npos) << listed;
+  // Measured on `sim serve --time-scale 20`: stored, and marked in the list.
+  for (const auto& r : rows) EXPECT_DOUBLE_EQ(r.time_scale, 20.0) << r.exp_name;
+  EXPECT_NE(listed.find("[x20 time scale]"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("measured on the simulator served N times faster than real time"), std::string::npos) << listed;
 }
 
 TEST(Sweep, EveryPointOfTheShippedSimRecipeStartsItsServer) {
