@@ -22,6 +22,7 @@
 #include "metrics/export.h"
 #include "load/metrics_scraper.h"
 #include "metrics/record_stream.h"
+#include "metrics/timeslice_export.h"
 #include "net/url.h"
 
 namespace agentperf::cli {
@@ -179,8 +180,9 @@ void add_output_options(CLI::App& cmd, RunOutputConfig& cfg) {
                  "every one (docs/capacity.md)")
       ->group(output);
   cmd.add_option("--slice-duration", cfg.slice_duration_s,
-                 "Time slices of this many seconds in server_metrics_export.json (every series' timeslices, as "
-                 "AIPerf's --slice-duration writes them; InferenceX's plot script draws its server panels from them)")
+                 "Time slices of this many seconds, as AIPerf's --slice-duration writes them: every series' "
+                 "timeslices in server_metrics_export.json (InferenceX's plot script draws its server panels from "
+                 "them) and the client-side profile_export_aiperf_timeslices.json/.csv")
       ->check(positive_seconds_up_to(limits::max_interval_s))->group(output);
   cmd.add_option("-o,--artifact-dir,--output-artifact-dir", cfg.artifact_dir,
                  "Folder for result files (default: a new folder per run under artifacts/, named as AIPerf names it "
@@ -370,7 +372,16 @@ int run_profile(ProfileConfig cfg, const std::string& cli_command, RunDescriptio
   description.workload = synthetic_workload(cfg);
   in.description = description;
   nlohmann::ordered_json agg = build_aggregate(result.records, in);
-  const int code = finish_measured_run(agg, verdict, dir, records_error, cfg.quiet, {}, cfg.summary);
+  // --slice-duration: the client-side time slices beside the aggregate.
+  std::optional<std::string> write_error = records_error;
+  if (cfg.slice_duration_s > 0) {
+    try {
+      write_client_timeslices(dir, result.records, cfg.slice_duration_s, input_config);
+    } catch (const UserError& e) {
+      if (!write_error) write_error = e.what();
+    }
+  }
+  const int code = finish_measured_run(agg, verdict, dir, write_error, cfg.quiet, {}, cfg.summary);
   mark_latest_run(cfg);
   return code;
 }

@@ -20,6 +20,7 @@
 #include "load/load_runner.h"
 #include "load/request_builder.h"
 #include "metrics/export.h"
+#include "metrics/timeslice_export.h"
 #include "metrics/inferencex_aggregate.h"
 #include "metrics/record_stream.h"
 #include "replay/replay_outputs.h"
@@ -166,7 +167,16 @@ int execute_replay_command(ReplayCommand& rc, const std::string& cli_command) {
     const auto path = replay::write_inferencex_result(dir, agg, rc.cfg, info);
     if (!path.empty() && !rc.output.quiet) std::fprintf(stderr, "agentperf: InferenceX result: %s\n", path.string().c_str());
   }
-  const int code = finish_measured_run(agg.json, verdict, dir, info.records_error, rc.output.quiet,
+  // --slice-duration: the client-side time slices beside the aggregate.
+  std::optional<std::string> write_error = info.records_error;
+  if (rc.output.slice_duration_s > 0 && std::filesystem::is_directory(dir)) {
+    try {
+      write_client_timeslices(dir, res.run.records, rc.output.slice_duration_s, agg.json["input_config"]);
+    } catch (const UserError& e) {
+      if (!write_error) write_error = e.what();
+    }
+  }
+  const int code = finish_measured_run(agg.json, verdict, dir, write_error, rc.output.quiet,
                                        [&] { print_replay_lines(agg.inferencex, res); });
   mark_latest_run(rc.output);
   return code;

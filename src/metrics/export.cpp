@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/run_control.h"
 #include "common/version.h"
+#include "metrics/metric_summary.h"
 #include "metrics/metric_table.h"
 #include "metrics/record_json.h"
 #include "metrics/slo.h"
@@ -24,17 +25,8 @@
 #include "metrics/stats.h"
 
 namespace agentperf {
-namespace {
 
 using json = nlohmann::ordered_json;
-
-// Every per-record metric with a value, from the metric table
-// (metrics/metric_table.h): the aggregate summarises the rows the JSONL
-// line (metrics/record_json.cpp) writes, so the two can never disagree.
-struct MetricRow {
-  const MetricDef* def;
-  double value;
-};
 
 std::vector<MetricRow> metric_rows(const RequestRecord& r, const RecordMetrics& m) {
   std::vector<MetricRow> rows;
@@ -56,8 +48,6 @@ json summary_json(std::vector<double>& values, const char* unit) {
   j["sum"] = s.sum;
   return j;
 }
-
-}  // namespace
 
 std::string iso_local(std::int64_t wall_ns) {
   const std::time_t secs = static_cast<std::time_t>(wall_ns / 1'000'000'000);

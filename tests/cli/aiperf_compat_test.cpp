@@ -144,6 +144,22 @@ TEST(AiperfCompat, InferenceXLauncherCommandRunsVerbatimAsAiperf) {
     EXPECT_NEAR(sliced, sm["metrics"]["sglang:generation_tokens"]["series"][0]["stats"]["total"].get<double>(), 1e-6);
     EXPECT_FALSE(sm["metrics"]["sglang:token_usage"]["series"][0]["timeslices"].empty());
   }
+  {
+    // ... and the client-side slices AIPerf writes beside its aggregate:
+    // 1 s apart, every request of the run in exactly one of them.
+    std::ifstream tsf(root / "res" / "aiperf_artifacts" / "profile_export_aiperf_timeslices.json");
+    ASSERT_TRUE(tsf.good()) << "profile_export_aiperf_timeslices.json";
+    const auto ts = nlohmann::json::parse(tsf)["timeslices"];
+    ASSERT_GE(ts.size(), 5u);
+    double counted = 0;
+    for (const auto& sl : ts) {
+      counted += sl["request_count"]["avg"].get<double>();
+      EXPECT_LE(sl["end_ns"].get<std::int64_t>() - sl["start_ns"].get<std::int64_t>(), 1'000'000'000) << sl.dump();
+      EXPECT_TRUE(sl.contains("time_to_first_token")) << sl.dump();
+    }
+    EXPECT_EQ(counted, requests);
+    EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "profile_export_aiperf_timeslices.csv"));
+  }
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "server_metrics_export.csv"));
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "profile_export.jsonl"));
   EXPECT_TRUE(fs::exists(root / "res" / "aiperf_artifacts" / "server_metrics_timeline.jsonl"));
