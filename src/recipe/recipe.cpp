@@ -181,8 +181,11 @@ Recipe load_recipe(const std::string& path) {
     r.server_startup_timeout_s = s.get<double>("startup-timeout", "seconds", 1800.0);
     if (r.server_startup_timeout_s <= 0) s["startup-timeout"].fail("must be > 0 seconds");
     if (s.has("env")) {
-      if (!s["env"].raw().IsMap()) s["env"].fail("expected a mapping of variables");
-      for (const auto& kv : s["env"].raw()) r.server_env[kv.first.as<std::string>()] = kv.second.as<std::string>();
+      // The node held by name: a range-for over s["env"].raw() would iterate
+      // a member of a temporary that C++20 destroys before the loop runs.
+      const auto env = s["env"];
+      if (!env.raw().IsMap()) env.fail("expected a mapping of variables");
+      for (const auto& kv : env.raw()) r.server_env[kv.first.as<std::string>()] = kv.second.as<std::string>();
     }
   }
   if (root.has("replay")) {

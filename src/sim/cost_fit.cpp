@@ -282,7 +282,7 @@ CostFitResult fit_engine_costs(const std::vector<FitTarget>& targets, const Engi
   if (!opts.extras.empty())
     for (const auto& t : targets)
       if (!t.predict_with_extras) throw std::invalid_argument("fit with extras: '" + t.label + "' cannot take them");
-  Problem p{targets, start, opts};
+  Problem p{targets, start, opts, 0, {}, {}, {}};
   p.index_reads();
   std::vector<double> x(p.size());
   for (std::size_t i = 0; i < opts.free.size(); ++i) {

@@ -253,8 +253,10 @@ BpeTokenizer BpeTokenizer::from_json(std::string_view json, const std::string& s
       pattern = std::string(regex);
     } else if (st == "ByteLevel") {
       bool prefix = false, use_regex = true;
-      (void)s["add_prefix_space"].get_bool().get(prefix);
-      (void)s["use_regex"].get_bool().get(use_regex);
+      // Absent (or not a boolean): the defaults above. (The error codes are
+      // compared: GCC does not let a (void) cast drop warn_unused_result.)
+      if (s["add_prefix_space"].get_bool().get(prefix) != simdjson::SUCCESS) prefix = false;
+      if (s["use_regex"].get_bool().get(use_regex) != simdjson::SUCCESS) use_regex = true;
       if (prefix) d.fail("unsupported ByteLevel add_prefix_space: true");
       if (use_regex && pattern.empty())
         pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";  // GPT-2
@@ -342,9 +344,9 @@ BpeTokenizer BpeTokenizer::from_json(std::string_view json, const std::string& s
       if (id < 0 || id >= kMaxTokenId)
         d.fail("added_tokens entry '" + std::string(content) + "' has id " + std::to_string(id) + ", " + kIdBound);
       bool lstrip = false, rstrip = false, single = false;
-      (void)a["lstrip"].get_bool().get(lstrip);
-      (void)a["rstrip"].get_bool().get(rstrip);
-      (void)a["single_word"].get_bool().get(single);
+      if (a["lstrip"].get_bool().get(lstrip) != simdjson::SUCCESS) lstrip = false;
+      if (a["rstrip"].get_bool().get(rstrip) != simdjson::SUCCESS) rstrip = false;
+      if (a["single_word"].get_bool().get(single) != simdjson::SUCCESS) single = false;
       if (lstrip || rstrip || single)
         d.fail("unsupported added token '" + std::string(content) + "' with lstrip/rstrip/single_word");
       if (content.empty()) continue;
