@@ -217,7 +217,9 @@ TEST(Replay, CacheBustMarkerPerPlayAndSharedByTheTree) {
   ASSERT_FALSE(by_conv["T1#0"].empty());
   EXPECT_EQ(by_conv["T1#0"], by_conv["T1::sa:A#0"]);
   EXPECT_EQ(by_conv["T1#0"], by_conv["T1::sa:B#0"]);
-  if (by_conv.count("T1#1")) EXPECT_NE(by_conv["T1#0"], by_conv["T1#1"]);
+  if (by_conv.count("T1#1")) {
+    EXPECT_NE(by_conv["T1#0"], by_conv["T1#1"]);
+  }
 }
 
 // The marker opens each stream's first user message: after the root's

@@ -110,13 +110,14 @@ TEST(RoutingPolicy, SessionStickyBoundsTheLoadOfNewKeys) {
   // 200 new sessions, each staying in flight: no target may exceed
   // ceil(1.25 x (total + 1) / 4) at the moment it takes a new key.
   for (int i = 0; i < 200; ++i) {
-    const auto d = p->choose(keyed("s" + std::to_string(i)), t);
+    const std::string key = std::string("s") += std::to_string(i);
+    const auto d = p->choose(keyed(key), t);
     ASSERT_GE(d.target, 0);
     int total = 0;
     for (const auto& s : t) total += s.outstanding;
     EXPECT_LT(t[d.target].outstanding, std::ceil(1.25 * (total + 1) / 4.0)) << i;
     ++t[d.target].outstanding;
-    p->routed(d.target, keyed("s" + std::to_string(i)));
+    p->routed(d.target, keyed(key));
   }
   for (const auto& s : t) EXPECT_LE(s.outstanding, 63);  // 1.25 x 200 / 4 = 62.5
   for (const auto& s : t) EXPECT_GE(s.outstanding, 25);

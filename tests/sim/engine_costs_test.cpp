@@ -186,7 +186,9 @@ TEST(VllmScheduler, DecodeAndPrefillChunksShareOneStepUnderTheTokenBudget) {
       if (ev.id == 2 && ev.first) first_2 = true;
     }
     if (s.prefill && s.batch == 2) ++mixed;
-    if (i < 3) EXPECT_EQ(s.tokens, 512) << "step " << i;  // 1 decode token + 511 prefill tokens
+    if (i < 3) {
+      EXPECT_EQ(s.tokens, 512) << "step " << i;  // 1 decode token + 511 prefill tokens
+    }
   }
   EXPECT_EQ(mixed, 4);
   EXPECT_EQ(decoded_1, 4);  // request 1 never waited for the prefill
@@ -281,7 +283,11 @@ TEST(CostFit, RecoversKnownCoefficientsFromExactTargets) {
   std::vector<FitTarget> targets;
   for (int b : {1, 4, 16, 64, 256}) {
     auto f = [b](const EngineCosts& c) { return c.step_s + b * c.request_s; };
-    targets.push_back({"b" + std::to_string(b), f(truth), f});
+    FitTarget target;
+    target.label = std::string("b") += std::to_string(b);
+    target.measured = f(truth);
+    target.predict = f;
+    targets.push_back(std::move(target));
   }
   CostFitOptions o;
   o.free = {"step_s", "request_s"};

@@ -50,7 +50,10 @@ TEST(SimServer, StreamsCompletionsWithUsageAndCachedTokens) {
   const std::string body =
       R"({"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":12,"prompt":[)";
   std::string ids;
-  for (int i = 0; i < 300; ++i) ids += (i ? "," : "") + std::to_string(1000 + i);
+  for (int i = 0; i < 300; ++i) {
+    if (i) ids += ',';
+    ids += std::to_string(1000 + i);
+  }
   auto first = h.send(completion(body + ids + "]}"));
   ASSERT_TRUE(first.ok()) << first.error->message;
   EXPECT_EQ(first.usage_prompt_tokens, 300);

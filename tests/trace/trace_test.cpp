@@ -220,7 +220,9 @@ TEST(Synth, DeterministicRoundTripAndShaped) {
     for (const auto& e : a[i].entries) {
       if (e.is_subagent) continue;
       EXPECT_EQ(static_cast<std::int64_t>(e.call.hash_ids.size()), e.call.in / 64);  // whole blocks only
-      if (prev) EXPECT_GE(e.call.t, prev->t + prev->api_time);
+      if (prev) {
+        EXPECT_GE(e.call.t, prev->t + prev->api_time);
+      }
       prev = &e.call;
     }
   }
@@ -661,7 +663,10 @@ TEST(TraceLoader, StreamedLinesSpanChunksAndZstdFrames) {
   // whole, with their line numbers.
   const auto path = temp("long.jsonl.zst");
   std::string ids;
-  for (int i = 0; i < 40000; ++i) ids += (i ? "," : "") + std::to_string(1000000 + i);
+  for (int i = 0; i < 40000; ++i) {
+    if (i) ids += ',';
+    ids += std::to_string(1000000 + i);
+  }
   std::string text;
   for (int k = 0; k < 3; ++k)
     text += R"({"id":"t)" + std::to_string(k) + R"(","requests":[{"t":0,"in":2560000,"out":1,"hash_ids":[)" + ids + "]}]}\n";
