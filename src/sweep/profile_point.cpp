@@ -1,5 +1,6 @@
 #include "sweep/profile_point.h"
 
+#include <algorithm>
 #include <tuple>
 
 #include "metrics/confidence.h"
