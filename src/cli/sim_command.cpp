@@ -158,14 +158,7 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
                                         {"route_policy", sc.dp > 1 ? nlohmann::json(sc.route_policy) : nlohmann::json(nullptr)},
                                         {"virtual_time", true}};
   agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
-  if (sc.dp > 1) {
-    nlohmann::ordered_json per = nlohmann::ordered_json::array();
-    for (const auto& e : res.per_engine)
-      per.push_back({{"requests", e.requests_total},
-                     {"cache_hit_rate", e.cache_hit_rate()},
-                     {"computed_prefill_tokens", e.computed_prefill_tokens_total}, {"busy_s", e.busy_s}});
-    agg.json["sim"]["per_engine"] = per;
-  }
+  if (sc.dp > 1) agg.json["sim"]["per_engine"] = sim::per_engine_json(res.per_engine);
   print_summary(agg.json);
   print_replay_lines(agg.inferencex, res.replay);
   print_engine_summary(res.engine, engine.plan(), stdout);

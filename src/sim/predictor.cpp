@@ -211,4 +211,14 @@ nlohmann::ordered_json prediction_json(const EngineStats& e, const MemoryPlan& p
           {"busy_share", virtual_s > 0 ? e.busy_s / virtual_s : 0.0}};
 }
 
+nlohmann::ordered_json per_engine_json(const std::vector<EngineStats>& engines) {
+  nlohmann::ordered_json per = nlohmann::ordered_json::array();
+  for (const auto& e : engines)
+    per.push_back({{"requests", e.requests_total},
+                   {"cache_hit_rate", e.cache_hit_rate()},
+                   {"computed_prefill_tokens", e.computed_prefill_tokens_total},
+                   {"busy_s", e.busy_s}});
+  return per;
+}
+
 }  // namespace agentperf::sim

@@ -52,4 +52,9 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg);
 nlohmann::ordered_json prediction_json(const EngineStats& engine, const MemoryPlan& plan, double virtual_seconds,
                                        double cpu_seconds);
 
+// That section's "per_engine" when several engines (replicas or DP ranks)
+// served: each one's requests, cache hit rate, prefill tokens computed and
+// busy seconds.
+nlohmann::ordered_json per_engine_json(const std::vector<EngineStats>& engines);
+
 }  // namespace agentperf::sim

@@ -20,6 +20,7 @@
 #include "sim/builtin_specs.h"
 #include "sim/engine.h"
 #include "sim/specs.h"
+#include "sweep/point_ranks.h"
 #include "trace/synth.h"
 #include "trace/trace_loader.h"
 
@@ -210,26 +211,16 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   cfg.spec.accept_length = s.acceptance_length;
   cfg.spec.num_steps = s.num_steps;
   cfg.spec.num_draft_tokens = s.num_draft_tokens;
-  const sim::ModelSpec& rank_model = pe.model ? *pe.model : model;
-  std::vector<std::unique_ptr<sim::Engine>> owned;
-  std::vector<sim::Engine*> ranks;
-  for (int i = 0; i < pe.dp * pe.workers; ++i) {
-    owned.push_back(std::make_unique<sim::Engine>(rank_model, hw, cfg));
-    ranks.push_back(owned.back().get());
-  }
+  PointRanks served = point_ranks(pe, model, hw, cfg);
   replay::ReplayConfig rc;
   rc.lanes = p.concurrency;
   rc.duration_s = o.duration_s;
   rc.grace_s = 30;
   rc.output.quiet = true;
   rc.benchmark_id = "sim-validate-agentx/" + p.id;
-  rc.routing_headers = ranks.size() > 1;  // the entries' DP arms run behind a session-sticky router
-  replay::VirtualReplayOptions vo;
-  vo.policy = ranks.size() > 1 ? route::Policy::session_sticky : route::Policy::round_robin;
-  // DP attention: each engine's ranks step together (sim/lockstep_group.h).
-  vo.lockstep_ranks = pe.dp > 1 ? pe.dp : 1;
+  rc.routing_headers = served.routing_headers;
   const auto& traces = agentx_corpus(s.corpus);
-  auto res = replay::predict_replay(ranks, rc, traces, vo);
+  auto res = replay::predict_replay(served.ranks, rc, traces, served.options);
   replay::ReplayRunInfo info;
   info.traces_source = "synth:" + s.corpus;
   info.gpus = s.num_gpus;

@@ -29,10 +29,10 @@
 #include "replay/replay_outputs.h"
 #include "replay/replay_runner.h"
 #include "replay/virtual_replay.h"
-#include "route/routing_policy.h"
 #include "sim/engine.h"
 #include "sim/predictor.h"
 #include "sim/specs.h"
+#include "sweep/point_ranks.h"
 #include "sweep/server_process.h"
 #include "trace/synth.h"
 #include "trace/trace_loader.h"
@@ -590,22 +590,18 @@ class Sweep {
     // memory plan sizes one (recipe/point_engine_config.h), behind a
     // session-sticky router, stepping in lockstep (sim/lockstep_group.h);
     // every other point one engine of the point's TP.
-    std::vector<std::unique_ptr<sim::Engine>> owned;
-    std::vector<sim::Engine*> ranks;
-    replay::VirtualReplayOptions vo;
+    PointRanks served;
     if (p.entry->dp_attn && !p.entry->multinode()) {
-      const auto engines = recipe::engines_for(recipe_, p, costs, &model, &hw);
-      const recipe::PointEngine& pe = engines.front();
-      for (int i = 0; i < pe.dp * pe.workers; ++i)
-        owned.push_back(std::make_unique<sim::Engine>(pe.model ? *pe.model : model, hw, pe.config));
-      vo.policy = route::Policy::session_sticky;
-      vo.lockstep_ranks = pe.dp > 1 ? pe.dp : 1;
-      cfg.routing_headers = owned.size() > 1;
+      const recipe::PointEngine pe = recipe::engines_for(recipe_, p, costs, &model, &hw).front();
+      served = point_ranks(pe, model, hw, pe.config);
+      cfg.routing_headers = served.routing_headers;
     } else {
-      owned.push_back(std::make_unique<sim::Engine>(model, hw, recipe::engine_config_for(p, costs)));
+      served.owned.push_back(std::make_unique<sim::Engine>(model, hw, recipe::engine_config_for(p, costs)));
+      served.ranks.push_back(served.owned.back().get());
     }
-    for (auto& e : owned) ranks.push_back(e.get());
-    const sim::Engine& engine = *owned.front();
+    const auto& ranks = served.ranks;
+    const auto& vo = served.options;
+    const sim::Engine& engine = *served.owned.front();
     auto res = replay::predict_replay(ranks, cfg, traces_, vo);
     replay::ReplayRunInfo info;
     info.traces_source = source_;
@@ -623,12 +619,7 @@ class Sweep {
                                           {"tp", p.entry->tp}, {"dp", static_cast<int>(ranks.size())},
                                           {"dp_attention", vo.lockstep_ranks > 1}, {"virtual_time", true}};
     agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
-    if (ranks.size() > 1) {
-      ojson per = ojson::array();
-      for (const auto& e : res.per_engine)
-        per.push_back({{"requests", e.requests_total}, {"cache_hit_rate", e.cache_hit_rate()}, {"busy_s", e.busy_s}});
-      agg.json["sim"]["per_engine"] = per;
-    }
+    if (ranks.size() > 1) agg.json["sim"]["per_engine"] = sim::per_engine_json(res.per_engine);
     write_run_results(dir, res.replay.run.records, agg.json, false);
     r.server_command = "sim predict --traces (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
     take_metrics(r, agg);
