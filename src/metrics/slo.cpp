@@ -25,7 +25,12 @@ const char* aggregate_tag(const std::string& q) {
                   "e2e_interactivity_p90>=50; NAME one of ttft, itl, latency, interactivity, e2e_interactivity)");
 }
 
-std::string stat_key(int percentile) { return percentile == 0 ? "avg" : "p" + std::to_string(percentile); }
+std::string stat_key(int percentile) {
+  if (percentile == 0) return "avg";
+  std::string key = "p";
+  key += std::to_string(percentile);
+  return key;
+}
 
 }  // namespace
 

@@ -14,7 +14,10 @@ std::string Url::host_header() const {
   const bool ipv6 = host.find(':') != std::string::npos;
   std::string h = ipv6 ? "[" + host + "]" : host;
   const bool default_port = (tls && port == 443) || (!tls && port == 80);
-  if (!default_port) h += ":" + std::to_string(port);
+  if (!default_port) {
+    h += ':';
+    h += std::to_string(port);
+  }
   return h;
 }
 

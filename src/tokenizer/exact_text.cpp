@@ -12,7 +12,8 @@ ExactTextBuilder::ExactTextBuilder(const BpeTokenizer& tok) {
     bool letters = true;
     for (char c : s.substr(2)) letters = letters && c >= 'a' && c <= 'z';
     if (!letters) continue;
-    std::string word = " " + std::string(s.substr(2));
+    std::string word(1, ' ');
+    word += s.substr(2);
     if (tok.encode(word) == std::vector<TokenId>{static_cast<TokenId>(id)}) words_.push_back(std::move(word));
   }
   if (words_.size() < 1000)

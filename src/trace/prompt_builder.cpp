@@ -182,7 +182,10 @@ PromptPieces PromptBuilder::build(const TraceCall& call, TurnRef where) {
       // The recorded block is only partly in this prompt: its first tokens.
       const std::int64_t from_block = std::min(rest, bs);
       last = block_prefix(call.hash_ids[static_cast<std::size_t>(full)], from_block);
-      if (rest > from_block) last += (text_ ? "" : ",") + tail(where, full * bs + from_block, rest - from_block);
+      if (rest > from_block) {
+        if (!text_) last += ',';
+        last += tail(where, full * bs + from_block, rest - from_block);
+      }
     } else {
       last = tail(where, full * bs, rest);
     }
