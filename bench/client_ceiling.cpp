@@ -82,11 +82,13 @@ Throughput run_fast(const std::string& url, int concurrency, int osl, double sec
 int main(int argc, char** argv) {
   double seconds = 5;
   std::string json_path;
+  bool requests_only = false;  // --requests-only: the first scenario alone (for profiling)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--requests-only")) requests_only = true;
     else {
-      std::fprintf(stderr, "usage: %s [--seconds S] [--json FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--seconds S] [--json FILE] [--requests-only]\n", argv[0]);
       return 2;
     }
   }
@@ -94,6 +96,13 @@ int main(int argc, char** argv) {
   const std::string url = "http://127.0.0.1:" + std::to_string(child.port);
 
   auto req = run_fast(url, 64, 8, seconds);
+  if (requests_only) {
+    child.stop();
+    std::printf("streamed requests/s %.0f (%.0f per client CPU-second; %lld requests, %lld errors)\n",
+                req.requests / req.wall_s, req.requests / std::max(1e-9, req.cpu_s),
+                static_cast<long long>(req.requests), static_cast<long long>(req.errors));
+    return req.errors == 0 ? 0 : 1;
+  }
   const auto records_file = std::filesystem::temp_directory_path() /
                             ("agentperf_bench_client_" + std::to_string(::getpid()) + ".jsonl");
   auto rec = run_fast(url, 64, 8, seconds, records_file);

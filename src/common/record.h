@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace agentperf {
@@ -118,6 +119,10 @@ struct RequestRecord {
 
   bool ok() const noexcept { return !error.has_value(); }
 };
+
+// Records are moved, never copied, as vectors of them grow and sort: a
+// throwing move would make std::vector copy every record (content_ns and all).
+static_assert(std::is_nothrow_move_constructible_v<RequestRecord>);
 
 // Receives each record as soon as its request ends (from any worker thread),
 // so results reach disk while the run goes (RecordStreamWriter).

@@ -427,6 +427,10 @@ struct LoadRunner::Impl {
     }
 
     std::vector<RequestRecord> phase_records;
+    std::size_t phase_count = 0;
+    for (auto& wp : workers) phase_count += wp->records.size();
+    phase_records.reserve(phase_count);
+    result.records.reserve(result.records.size() + phase_count);
     for (auto& wp : workers) {
       for (auto& r : wp->records) phase_records.push_back(std::move(r));
       wp->records.clear();

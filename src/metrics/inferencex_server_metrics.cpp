@@ -9,16 +9,18 @@
 namespace agentperf {
 namespace {
 
-using json = nlohmann::json;
+// Not `json`: a unity build puts this file beside export.cpp, whose `json`
+// is the ordered kind.
+using PlainJson = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 using Opt = std::optional<double>;
-using Filter = std::function<bool(const json&)>;
+using Filter = std::function<bool(const PlainJson&)>;
 
 ojson opt(Opt v) { return v ? ojson(*v) : ojson(nullptr); }
 ojson opt_int(std::optional<std::int64_t> v) { return v ? ojson(*v) : ojson(nullptr); }
 
 // aggregation_common.to_float: numbers (and numeric strings) only.
-Opt to_float(const json& v) {
+Opt to_float(const PlainJson& v) {
   if (v.is_number()) return v.get<double>();
   if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
   if (v.is_string()) {
@@ -33,15 +35,15 @@ Opt to_float(const json& v) {
   return std::nullopt;
 }
 
-const json& metrics_of(const json& j) {
-  static const json empty = json::object();
+const PlainJson& metrics_of(const PlainJson& j) {
+  static const PlainJson empty = PlainJson::object();
   if (!j.is_object()) return empty;
   auto it = j.find("metrics");
   return it != j.end() && it->is_object() ? *it : empty;
 }
 
-std::vector<const json*> metric_series(const json& metrics, const std::vector<std::string>& names) {
-  std::vector<const json*> out;
+std::vector<const PlainJson*> metric_series(const PlainJson& metrics, const std::vector<std::string>& names) {
+  std::vector<const PlainJson*> out;
   for (const auto& name : names) {
     auto e = metrics.find(name);
     if (e == metrics.end() || !e->is_object()) continue;
@@ -58,7 +60,7 @@ const Keys kCounterKeys = {"total", "sum", "max", "avg"};
 const Keys kGaugeKeys = {"max", "avg", "total"};
 const Keys kRateGaugeKeys = {"avg", "max", "total"};
 
-Opt series_stat(const json& series, const Keys& keys) {
+Opt series_stat(const PlainJson& series, const Keys& keys) {
   auto st = series.find("stats");
   if (st == series.end() || !st->is_object()) return std::nullopt;
   for (const char* k : keys) {
@@ -69,11 +71,11 @@ Opt series_stat(const json& series, const Keys& keys) {
   return std::nullopt;
 }
 
-Opt sum_stat(const json& m, const std::vector<std::string>& names, const Keys& keys = kCounterKeys,
+Opt sum_stat(const PlainJson& m, const std::vector<std::string>& names, const Keys& keys = kCounterKeys,
              const Filter& filter = nullptr) {
   double total = 0;
   bool found = false;
-  for (const json* s : metric_series(m, names)) {
+  for (const PlainJson* s : metric_series(m, names)) {
     if (filter && !filter(*s)) continue;
     if (auto v = series_stat(*s, keys)) {
       total += *v;
@@ -83,10 +85,10 @@ Opt sum_stat(const json& m, const std::vector<std::string>& names, const Keys& k
   return found ? Opt(total) : std::nullopt;
 }
 
-Opt gauge_stat(const json& m, const std::vector<std::string>& names, const Keys& keys = kGaugeKeys,
+Opt gauge_stat(const PlainJson& m, const std::vector<std::string>& names, const Keys& keys = kGaugeKeys,
                const std::string& combine = "max", const Filter& filter = nullptr) {
   std::vector<double> values;
-  for (const json* s : metric_series(m, names)) {
+  for (const PlainJson* s : metric_series(m, names)) {
     if (filter && !filter(*s)) continue;
     if (auto v = series_stat(*s, keys)) values.push_back(*v);
   }
@@ -104,7 +106,7 @@ Opt gauge_stat(const json& m, const std::vector<std::string>& names, const Keys&
   return *std::max_element(values.begin(), values.end());
 }
 
-std::optional<std::string> label_value(const json& series, const std::string& key) {
+std::optional<std::string> label_value(const PlainJson& series, const std::string& key) {
   auto l = series.find("labels");
   if (l == series.end() || !l->is_object()) return std::nullopt;
   auto v = l->find(key);
@@ -114,14 +116,14 @@ std::optional<std::string> label_value(const json& series, const std::string& ke
 }
 
 Filter label_equals(std::string key, std::string value) {
-  return [key, value](const json& s) { return label_value(s, key) == value; };
+  return [key, value](const PlainJson& s) { return label_value(s, key) == value; };
 }
 
 // Insertion-ordered {label: summed stat}, as the Python dict.
 using LabelSums = std::vector<std::pair<std::string, double>>;
-LabelSums sum_by_label(const json& m, const std::string& name, const std::string& label) {
+LabelSums sum_by_label(const PlainJson& m, const std::string& name, const std::string& label) {
   LabelSums out;
-  for (const json* s : metric_series(m, {name})) {
+  for (const PlainJson* s : metric_series(m, {name})) {
     auto l = s->find("labels");
     if (l == s->end() || !l->is_object()) continue;
     auto lv = label_value(*s, label);
@@ -164,7 +166,7 @@ std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
-bool any_name(const json& m, const std::function<bool(const std::string&)>& pred) {
+bool any_name(const PlainJson& m, const std::function<bool(const std::string&)>& pred) {
   for (auto it = m.begin(); it != m.end(); ++it)
     if (pred(it.key())) return true;
   return false;
@@ -204,7 +206,7 @@ ojson empty_server_metrics(bool present, std::size_t count) {
   return n;
 }
 
-void populate_sglang(const json& m, Flat& f, ojson& n) {
+void populate_sglang(const PlainJson& m, Flat& f, ojson& n) {
   const Opt prompt_total = sum_stat(m, {"sglang:prompt_tokens"});
   const Opt generation_total = sum_stat(m, {"sglang:generation_tokens"});
   f.prompt_total = counter_int(prompt_total);
@@ -249,7 +251,7 @@ void populate_sglang(const json& m, Flat& f, ojson& n) {
                            {"computed", opt(prefill_compute)}, {"raw", to_json(cached)}};
 }
 
-std::string source_id(const json& s) {
+std::string source_id(const PlainJson& s) {
   std::string component;
   if (auto v = label_value(s, "dynamo_component"); v && !v->empty()) component = *v;
   else if (auto w = label_value(s, "component")) component = *w;
@@ -265,15 +267,15 @@ std::string source_id(const json& s) {
   return id;
 }
 
-ojson vllm_sources(const json& m) {
+ojson vllm_sources(const PlainJson& m) {
   std::set<std::string> ids;
   for (const char* name : {"vllm:prompt_tokens", "vllm:generation_tokens", "vllm:prefix_cache_hits",
                            "vllm:prefix_cache_queries", "vllm:kv_cache_usage_perc", "vllm:prompt_tokens_by_source"})
-    for (const json* s : metric_series(m, {name})) ids.insert(source_id(*s));
+    for (const PlainJson* s : metric_series(m, {name})) ids.insert(source_id(*s));
   ojson out = ojson::array();
   for (const auto& id : ids) {
     if (id.empty()) continue;
-    Filter f = [id](const json& s) { return source_id(s) == id; };
+    Filter f = [id](const PlainJson& s) { return source_id(s) == id; };
     const Opt hits = sum_stat(m, {"vllm:prefix_cache_hits"}, kCounterKeys, f);
     const Opt queries = sum_stat(m, {"vllm:prefix_cache_queries"}, kCounterKeys, f);
     out.push_back({{"id", id},
@@ -288,13 +290,13 @@ ojson vllm_sources(const json& m) {
   return out;
 }
 
-Opt first_counter_total(const json& m, const std::vector<std::string>& names) {
+Opt first_counter_total(const PlainJson& m, const std::vector<std::string>& names) {
   for (const auto& n : names)
     if (auto v = sum_stat(m, {n})) return v;
   return std::nullopt;
 }
 
-void populate_vllm(const json& m, Flat& f, ojson& n, bool dynamo) {
+void populate_vllm(const PlainJson& m, Flat& f, ojson& n, bool dynamo) {
   const Opt prompt_total = dynamo ? first_counter_total(m, {"dynamo_frontend_input_sequence_tokens", "vllm:prompt_tokens"})
                                   : sum_stat(m, {"vllm:prompt_tokens"});
   const Opt generation_total = dynamo ? first_counter_total(m, {"dynamo_frontend_output_tokens", "vllm:generation_tokens"})
@@ -381,7 +383,7 @@ std::vector<std::string> atom_counter_names(const std::string& stem) {
   return {"atom:" + stem, "atom_" + stem, "atom:" + stem + "_total", "atom_" + stem + "_total"};
 }
 
-void populate_atom(const json& m, Flat& f, ojson& n) {
+void populate_atom(const PlainJson& m, Flat& f, ojson& n) {
   const Opt prompt_total = sum_stat(m, atom_counter_names("prompt_tokens"));
   const Opt generation_total = sum_stat(m, atom_counter_names("generation_tokens"));
   f.prompt_total = counter_int(prompt_total);
@@ -416,7 +418,7 @@ InferenceXServerMetrics inferencex_server_metrics(const nlohmann::json& export_j
                                                   const std::vector<std::int64_t>& isl,
                                                   const std::vector<std::int64_t>& osl, std::size_t records) {
   InferenceXServerMetrics out;
-  const json& m = metrics_of(export_json);
+  const PlainJson& m = metrics_of(export_json);
   const std::string fw = lower(framework);
   Flat f;
   ojson n = empty_server_metrics(!m.empty(), m.size());

@@ -17,7 +17,7 @@ std::int64_t SessionTree::turn_count() const {
 }
 
 namespace {
-double end_of(const TraceCall& c) { return c.t + c.api_time; }
+double call_end_s(const TraceCall& c) { return c.t + c.api_time; }
 
 // Weka loader _JOIN_EPSILON_SECONDS.
 constexpr double kJoinEpsilon = 1e-6;
@@ -27,7 +27,7 @@ void link_turns_in_stream(Stream& s, int block_size) {
     Turn& turn = s.turns[k];
     if (k == 0) continue;
     const TraceCall& prev = *s.turns[k - 1].call;
-    turn.start_delay_s = std::max(0.0, turn.call->t - end_of(prev));
+    turn.start_delay_s = std::max(0.0, turn.call->t - call_end_s(prev));
     const auto& a = prev.hash_ids;
     const auto& b = turn.call->hash_ids;
     std::size_t lcp = 0;
@@ -351,7 +351,7 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
       const TraceCall& c = *tree.streams[s].turns[k].call;
       order.push_back({c.t, {static_cast<int>(s), static_cast<int>(k)}});
       tree.t_begin = std::min(tree.t_begin, c.t);
-      tree.t_end = std::max(tree.t_end, end_of(c));
+      tree.t_end = std::max(tree.t_end, call_end_s(c));
     }
   if (order.empty()) tree.t_begin = 0;
   std::stable_sort(order.begin(), order.end(), [](const Item& a, const Item& b) { return a.t < b.t; });
