@@ -116,18 +116,23 @@ int main(int argc, char** argv) {
   sopts.record_write_times = true;
   testserver::ScriptedServer paced(testserver::paced_openai_handler(1ms, 1ms), sopts);
   paced.start();
-  auto cfg = bench::closed_loop(paced.url(), 8, 200, std::min(seconds, 3.0));
-  LoadRunner runner(cfg, "bench");
-  auto result = runner.run();
-  std::vector<double> err_us;
-  for (const auto& r : result.records) {
-    if (!r.ok()) continue;
-    auto writes = paced.write_times(r.x_request_id);
-    for (std::size_t i = 0; i < r.content_ns.size() && i < writes.size(); ++i)
-      err_us.push_back(static_cast<double>(r.content_ns[i] - writes[i]) / 1e3);
-  }
+  auto stamp_errors = [&](bool busy_poll) {
+    auto cfg = bench::closed_loop(paced.url(), 8, 200, std::min(seconds, 3.0));
+    cfg.busy_poll = busy_poll;
+    LoadRunner runner(cfg, "bench");
+    auto result = runner.run();
+    std::vector<double> err_us;
+    for (const auto& r : result.records) {
+      if (!r.ok()) continue;
+      auto writes = paced.write_times(r.x_request_id);
+      for (std::size_t i = 0; i < r.content_ns.size() && i < writes.size(); ++i)
+        err_us.push_back(static_cast<double>(r.content_ns[i] - writes[i]) / 1e3);
+    }
+    return summarize(err_us);
+  };
+  Summary stamp = stamp_errors(false);
+  Summary stamp_busy = stamp_errors(true);
   paced.stop();
-  Summary stamp = summarize(err_us);
 
   const double req_per_s = req.requests / req.wall_s;
   const double req_per_core = req.requests / std::max(1e-9, req.cpu_s);
@@ -144,6 +149,8 @@ int main(int argc, char** argv) {
               ev_per_core, static_cast<long long>(ev.events), static_cast<long long>(ev.errors));
   std::printf("  timestamp error (us)     p50 %.1f  p99 %.1f  max %.1f  over %zu paced events\n",
               stamp.percentile(50), stamp.percentile(99), stamp.max, stamp.count);
+  std::printf("   with --busy-poll        p50 %.1f  p99 %.1f  max %.1f  over %zu paced events\n",
+              stamp_busy.percentile(50), stamp_busy.percentile(99), stamp_busy.max, stamp_busy.count);
   if (!json_path.empty()) {
     nlohmann::json j = {{"streamed_requests_per_s", req_per_s},
                         {"streamed_requests_per_client_cpu_s", req_per_core},
@@ -151,6 +158,8 @@ int main(int argc, char** argv) {
                         {"sse_events_per_s", ev_per_s},
                         {"sse_events_per_client_cpu_s", ev_per_core},
                         {"timestamp_error_us", {{"p50", stamp.percentile(50)}, {"p99", stamp.percentile(99)}, {"max", stamp.max}}},
+                        {"timestamp_error_us_busy_poll",
+                         {{"p50", stamp_busy.percentile(50)}, {"p99", stamp_busy.percentile(99)}, {"max", stamp_busy.max}}},
                         {"errors", req.errors + rec.errors + ev.errors}};
     std::ofstream(json_path) << j.dump(2) << "\n";
   }

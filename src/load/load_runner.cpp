@@ -339,7 +339,13 @@ struct LoadRunner::Impl {
         try {
           w.io.restart();
           start_phase_on(w, ps);
-          w.io.run();
+          if (cfg.busy_poll) {
+            // poll() runs what is ready without blocking and stops the
+            // io_context once no work is left, as run() returns then.
+            while (!w.io.stopped()) w.io.poll();
+          } else {
+            w.io.run();
+          }
         } catch (const std::exception& e) {
           std::lock_guard lk(worker_failure_mu);
           if (worker_failure.empty()) worker_failure = "client worker " + std::to_string(w.id) + " failed: " + e.what();

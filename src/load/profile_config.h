@@ -121,6 +121,11 @@ struct LoadConfig {
   double grace_period_s = 30.0;
   std::int64_t warmup_request_count = 0;
   int workers = 1;
+  // --busy-poll: each worker spins on its event loop (a non-blocking epoll
+  // per turn) instead of sleeping in epoll_wait, so an event is stamped
+  // without the kernel's wake-up of a sleeping thread: tighter stamps for
+  // one core per worker, always busy.
+  bool busy_poll = false;
   std::uint64_t seed = 0;
   // --random-seed was given. Without it a measured run draws a fresh seed
   // (and records it), so back-to-back runs never send a server the prompts

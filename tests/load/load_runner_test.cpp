@@ -77,6 +77,57 @@ TEST(LoadRunner, ClosedLoopSendsExactCountAtTheGivenConcurrency) {
   EXPECT_LE(result.client.connects, 6u);  // connections are reused across requests and phases
 }
 
+// --busy-poll: workers spin on poll() instead of sleeping in run(). The run
+// must still end when its work runs out (poll() stops the io_context then),
+// through both phases, and its timers (the duration, the grace period, the
+// server's 5 ms first token) must fire as in the sleeping loop.
+TEST(LoadRunner, BusyPollRunsBothPhasesAndEndsWhenWorkRunsOut) {
+  testserver::ScriptedServer server(testserver::paced_openai_handler(5ms, 1ms));
+  server.start();
+  auto c = base_config(server.url());
+  c.busy_poll = true;
+  c.concurrency = 4;
+  c.request_count = 40;
+  c.warmup_request_count = 4;
+  c.workers = 2;
+  LoadRunner runner(c, "m");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = runner.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  auto prof = of_phase(result, Phase::profiling);
+  EXPECT_EQ(prof.size(), 40u);
+  EXPECT_EQ(of_phase(result, Phase::warmup).size(), 4u);
+  for (const auto& r : prof) {
+    ASSERT_TRUE(r.ok()) << r.error->message;
+    ASSERT_EQ(r.content_ns.size(), 8u);
+    const double ttft_ms = static_cast<double>(r.content_ns.front() - r.start_ns) / 1e6;
+    EXPECT_GE(ttft_ms, 5.0);
+    EXPECT_LT(ttft_ms, 50.0);
+  }
+  EXPECT_EQ(max_overlap(prof), 4);
+}
+
+TEST(LoadRunner, BusyPollGraceExpiryStillCancelsInFlightRequests) {
+  testserver::ScriptedServer server(testserver::paced_openai_handler(0ms, 10ms));
+  server.start();
+  auto c = base_config(server.url());
+  c.busy_poll = true;
+  c.concurrency = 2;
+  c.osl = {300, 0, 1};  // 3 s streams
+  c.duration_s = 0.2;
+  c.grace_period_s = 0.2;
+  LoadRunner runner(c, "m");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = runner.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+  auto prof = of_phase(result, Phase::profiling);
+  ASSERT_EQ(prof.size(), 2u);
+  for (const auto& r : prof) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error->code, 499);
+  }
+}
+
 TEST(LoadRunner, OpenLoopConstantRateKeepsItsSchedule) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(2ms, 1ms));
   server.start();
