@@ -79,6 +79,12 @@ void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan
                static_cast<long long>(s.cached_tokens_device), static_cast<long long>(s.cached_tokens_host),
                static_cast<long long>(s.retractions), static_cast<long long>(s.rejected),
                static_cast<long long>(s.steps), static_cast<long long>(s.prefill_steps));
+  std::fprintf(out, "Pools: prefill rounds stopped by the KV pool %lld (and %lld retractions), by state slots %lld, "
+               "by the running cap %lld; binding pool: %s | %lld tokens evicted from the device\n",
+               static_cast<long long>(s.admission_blocked_kv), static_cast<long long>(s.retractions),
+               static_cast<long long>(s.admission_blocked_state),
+               static_cast<long long>(s.admission_blocked_running_cap), sim::binding_pool(s),
+               static_cast<long long>(s.device_evicted_tokens));
   if (s.spec_verify_steps)
     std::fprintf(out, "MTP: mean accept length %.3f over %lld verify steps\n",
                  s.spec_accept_length_sum / static_cast<double>(s.spec_verify_steps),

@@ -77,6 +77,10 @@ sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per) {
     s.prefill_busy_s += e.prefill_busy_s;
     s.decode_busy_s += e.decode_busy_s;
     s.decode_tokens += e.decode_tokens;
+    s.admission_blocked_kv += e.admission_blocked_kv;
+    s.admission_blocked_state += e.admission_blocked_state;
+    s.admission_blocked_running_cap += e.admission_blocked_running_cap;
+    s.device_evicted_tokens += e.device_evicted_tokens;
   }
   return s;
 }

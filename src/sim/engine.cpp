@@ -144,7 +144,10 @@ bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, Prefi
 
   while (!waiting_.empty() && budget > 0 && !chunk_left) {
     const std::int64_t in_flight = static_cast<std::int64_t>(running_.size()) + static_cast<std::int64_t>(items.size());
-    if (in_flight >= max_running) break;
+    if (in_flight >= max_running) {
+      ++stats_.admission_blocked_running_cap;
+      break;
+    }
     Req* r = waiting_.front();
     if (r->generated > 0 && r->seq.size() != static_cast<std::size_t>(r->seq_len())) r->seq = sequence_of(*r);
     std::span<const Token> seq = r->generated > 0 ? std::span<const Token>(r->seq) : r->prompt_span();
@@ -169,10 +172,12 @@ bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, Prefi
     const double room = static_cast<double>(kv_available() + cache_.evictable_device_tokens()) - reserve;
     if (room < estimate + static_cast<double>(load_tokens)) {
       cache_.unlock(node);
+      ++stats_.admission_blocked_kv;
       break;
     }
     if (!take_state_slot()) {
       cache_.unlock(node);
+      ++stats_.admission_blocked_state;
       break;
     }
     if (load) {
@@ -183,6 +188,7 @@ bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, Prefi
     if (!make_room(chunk)) {
       if (model_.hybrid()) --running_slots_;
       cache_.unlock(node);
+      ++stats_.admission_blocked_kv;
       break;
     }
     waiting_.pop_front();
@@ -471,7 +477,17 @@ EngineStats Engine::stats() const {
   s.host_used = cache_.counters().host_tokens;
   s.d2h_bytes = cache_.counters().d2h_bytes;
   s.h2d_bytes = cache_.counters().h2d_bytes;
+  s.device_evicted_tokens = cache_.counters().device_evicted_tokens;
   return s;
+}
+
+const char* binding_pool(const EngineStats& s) {
+  const std::int64_t kv = s.admission_blocked_kv + s.retractions;
+  const std::int64_t most = std::max({kv, s.admission_blocked_state, s.admission_blocked_running_cap});
+  if (most == 0) return "none";
+  if (kv == most) return "kv";
+  if (s.admission_blocked_state == most) return "state";
+  return "running_cap";
 }
 
 }  // namespace agentperf::sim

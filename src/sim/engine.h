@@ -79,12 +79,26 @@ struct EngineStats {
   double prefill_busy_s = 0;  // steps that computed prefill tokens (with vllm: mixed steps that did)
   double decode_busy_s = 0;   // pure decode rounds
   std::int64_t decode_tokens = 0;  // tokens those rounds produced
+  // Which pool stops admission: each prefill round that left a request
+  // waiting counts the first limit the head of the queue met (SGLang's
+  // PrefillAdder stops at the same three): the KV pool (no room for its
+  // uncached tokens plus the running requests' reserved decode tokens, even
+  // after evicting the cache), the hybrid state slots, or
+  // --max-running-requests. Retractions (a decode step that ran out of KV)
+  // count for the KV pool too (binding_pool()).
+  std::int64_t admission_blocked_kv = 0, admission_blocked_state = 0, admission_blocked_running_cap = 0;
+  std::int64_t device_evicted_tokens = 0;  // KV tokens the radix cache dropped from the device
   double token_usage() const { return kv_total ? double(kv_used) / double(kv_total) : 0.0; }
   // Prompt tokens served from the cache (device or host), over all prompt tokens.
   double cache_hit_rate() const {
     return prompt_tokens_total ? double(cached_tokens_total) / double(prompt_tokens_total) : 0.0;
   }
 };
+
+// The pool that binds first: "kv", "state" or "running_cap" (the one that
+// stopped admission most often, retractions counted for "kv"), or "none"
+// when admission never waited on a pool.
+const char* binding_pool(const EngineStats& s);
 
 class Engine {
  public:

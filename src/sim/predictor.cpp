@@ -208,7 +208,15 @@ nlohmann::ordered_json prediction_json(const EngineStats& e, const MemoryPlan& p
           {"state_slots", plan.mamba_slots},
           {"retractions", e.retractions},
           {"cache_hit_rate", e.cache_hit_rate()},
-          {"busy_share", virtual_s > 0 ? e.busy_s / virtual_s : 0.0}};
+          {"busy_share", virtual_s > 0 ? e.busy_s / virtual_s : 0.0},
+          {"binding_pool", binding_pool(e)},
+          {"admission_blocked",
+           {{"kv", e.admission_blocked_kv},
+            {"state", e.admission_blocked_state},
+            {"running_cap", e.admission_blocked_running_cap}}},
+          {"device_evicted_tokens", e.device_evicted_tokens},
+          {"device_eviction_tokens_per_s",
+           virtual_s > 0 ? static_cast<double>(e.device_evicted_tokens) / virtual_s : 0.0}};
 }
 
 nlohmann::ordered_json per_engine_json(const std::vector<EngineStats>& engines) {
@@ -217,7 +225,9 @@ nlohmann::ordered_json per_engine_json(const std::vector<EngineStats>& engines) 
     per.push_back({{"requests", e.requests_total},
                    {"cache_hit_rate", e.cache_hit_rate()},
                    {"computed_prefill_tokens", e.computed_prefill_tokens_total},
-                   {"busy_s", e.busy_s}});
+                   {"busy_s", e.busy_s},
+                   {"binding_pool", binding_pool(e)},
+                   {"device_evicted_tokens", e.device_evicted_tokens}});
   return per;
 }
 

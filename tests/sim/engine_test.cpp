@@ -118,6 +118,38 @@ TEST(Engine, MaxRunningRequestsCapsTheBatch) {
   }
   EXPECT_EQ(max_batch, 3);
   EXPECT_EQ(e.stats().waiting, 2);
+  // The two left waiting were stopped by the cap, never by the pools.
+  EXPECT_GT(e.stats().admission_blocked_running_cap, 0);
+  EXPECT_EQ(e.stats().admission_blocked_kv, 0);
+  EXPECT_STREQ(binding_pool(e.stats()), "running_cap");
+}
+
+TEST(Engine, AKvPoolTooSmallForTheQueueIsTheBindingPool) {
+  // ~3,100 tokens of KV: two 1,000-token prompts with their reserved decode
+  // tokens fill it, so the rest wait on the KV pool (not on the cap).
+  auto c = dense_config();
+  c.mem_fraction_static = 0.4372;
+  auto e = dense_engine(c);
+  ASSERT_LT(e.plan().kv_tokens, 6000);
+  for (std::uint64_t i = 0; i < 6; ++i) e.submit({i, tokens(static_cast<Token>(i * 10000), 1000), 600});
+  for (int s = 0; s < 5; ++s) e.step();
+  const auto st = e.stats();
+  EXPECT_GT(st.waiting, 0);
+  EXPECT_GT(st.admission_blocked_kv, 0);
+  EXPECT_EQ(st.admission_blocked_running_cap, 0);
+  EXPECT_STREQ(binding_pool(st), "kv");
+}
+
+TEST(Engine, BindingPoolIsTheLimitMetMostWithRetractionsCountedForKv) {
+  EngineStats s;
+  EXPECT_STREQ(binding_pool(s), "none");
+  s.admission_blocked_state = 5;
+  s.admission_blocked_kv = 3;
+  EXPECT_STREQ(binding_pool(s), "state");
+  s.retractions = 3;  // 3 + 3 > 5
+  EXPECT_STREQ(binding_pool(s), "kv");
+  s.admission_blocked_running_cap = 7;
+  EXPECT_STREQ(binding_pool(s), "running_cap");
 }
 
 TEST(Engine, TooLongPromptIsRejected) {
