@@ -106,19 +106,25 @@ nlohmann::ordered_json row_json(const sweep::PointRow& r) {
           {"total_tput_per_gpu_ci95", interval_json(r.tput_ci_lo, r.tput_ci_hi)},
           {"ttft_p50_ms_ci95", interval_json(r.ttft_p50_ci_lo_ms, r.ttft_p50_ci_hi_ms)},
           {"small_sample", r.small_sample},
+          {"binding_pool", r.binding_pool.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.binding_pool)},
           {"time_scale", r.time_scale > 0 ? nlohmann::ordered_json(r.time_scale) : nlohmann::ordered_json(nullptr)}};
 }
 
 void print_table(const std::vector<sweep::PointRow>& rows, const std::vector<std::string>& frontier) {
-  std::printf("%-58s %4s %5s %-16s %11s %10s %10s %6s %s\n", "point", "tp", "conc", "status", "tput/GPU", "intvty p50",
-              "TTFT p50", "hit", "");
+  // "binds": a predicted point's binding pool (kv, state, cap; "-" when
+  // admission never waited on one), blank for a measured point.
+  std::printf("%-58s %4s %5s %-16s %11s %10s %10s %6s %-5s %s\n", "point", "tp", "conc", "status", "tput/GPU",
+              "intvty p50", "TTFT p50", "hit", "binds", "");
   for (const auto& r : rows) {
     const bool on = std::find(frontier.begin(), frontier.end(), r.exp_name) != frontier.end();
     char scaled[48] = "";
     if (r.time_scale > 0 && r.time_scale != 1) std::snprintf(scaled, sizeof scaled, " [x%g time scale]", r.time_scale);
-    std::printf("%-58s %4d %5d %-16s %11.1f %10.1f %8.0fms %5.1f%% %s%s%s\n", r.exp_name.c_str(), r.tp, r.conc,
+    const std::string binds = r.binding_pool == "none"          ? "-"
+                              : r.binding_pool == "running_cap" ? "cap"
+                                                                : r.binding_pool;
+    std::printf("%-58s %4d %5d %-16s %11.1f %10.1f %8.0fms %5.1f%% %-5s %s%s%s\n", r.exp_name.c_str(), r.tp, r.conc,
                 r.status.c_str(), r.total_tput_per_gpu, r.intvty_p50, r.ttft_p50_ms, 100 * r.cache_hit,
-                on ? "frontier" : "", r.adaptive_added ? " (added)" : "", scaled);
+                binds.c_str(), on ? "frontier" : "", r.adaptive_added ? " (added)" : "", scaled);
   }
   // Points measured on a time-scaled simulator are said to be, with what it means.
   if (std::any_of(rows.begin(), rows.end(), [](const sweep::PointRow& r) { return r.time_scale > 0 && r.time_scale != 1; }))
@@ -268,18 +274,19 @@ int execute_sweep_command(SweepCommand& sc) {
     } else {
       out = "sweep,exp_name,tp,conc,kv_offloading,spec_decoding,status,mode,adaptive_added,total_tput_per_gpu,"
             "output_tput_per_gpu,intvty_p50,e2e_norm_intvty_p50,ttft_p50_ms,e2el_p50_s,cache_hit,requests,errors,valid,"
-            "on_frontier,result_dir,tput_ci_lo,tput_ci_hi,ttft_p50_ci_lo_ms,ttft_p50_ci_hi_ms,small_sample,time_scale\n";
+            "on_frontier,result_dir,tput_ci_lo,tput_ci_hi,ttft_p50_ci_lo_ms,ttft_p50_ci_hi_ms,small_sample,time_scale,"
+            "binding_pool\n";
       for (const auto& r : rows) {
         char line[1024];
         std::snprintf(line, sizeof line,
-                      "%s,%s,%d,%d,%s,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%lld,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%d,%g\n",
+                      "%s,%s,%d,%d,%s,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%lld,%lld,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%d,%g,%s\n",
                       r.sweep.c_str(), r.exp_name.c_str(), r.tp, r.conc, r.kv_offloading.c_str(), r.spec_decoding.c_str(),
                       r.status.c_str(), r.mode.c_str(), r.adaptive_added ? 1 : 0, r.total_tput_per_gpu,
                       r.output_tput_per_gpu, r.intvty_p50, r.e2e_norm_intvty_p50, r.ttft_p50_ms, r.e2el_p50_s, r.cache_hit,
                       r.requests, r.errors, r.valid ? 1 : 0,
                       std::find(frontier.begin(), frontier.end(), r.exp_name) != frontier.end() ? 1 : 0,
                       r.result_dir.c_str(), r.tput_ci_lo, r.tput_ci_hi, r.ttft_p50_ci_lo_ms, r.ttft_p50_ci_hi_ms,
-                      r.small_sample ? 1 : 0, r.time_scale);
+                      r.small_sample ? 1 : 0, r.time_scale, r.binding_pool.c_str());
         out += line;
       }
     }

@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS points (
   diagnosis TEXT, result_dir TEXT, server_command TEXT, server_log TEXT, server_metrics TEXT,
   agentperf_version TEXT, started_at TEXT, finished_at TEXT,
   tput_ci_lo REAL, tput_ci_hi REAL, ttft_p50_ci_lo_ms REAL, ttft_p50_ci_hi_ms REAL, small_sample INTEGER,
-  time_scale REAL,
+  time_scale REAL, binding_pool TEXT,
   PRIMARY KEY (sweep, exp_name));
 CREATE TABLE IF NOT EXISTS capacity_searches (
   search TEXT PRIMARY KEY, slos TEXT, capacity INTEGER, lowest_missing INTEGER, limiting_slo TEXT,
@@ -36,12 +36,14 @@ constexpr const char* kCapacityColumns =
 // them on open (ALTER TABLE ... ADD COLUMN), empty for its old rows.
 constexpr const char* kAddedColumns[][2] = {{"tput_ci_lo", "REAL"},        {"tput_ci_hi", "REAL"},
                                              {"ttft_p50_ci_lo_ms", "REAL"}, {"ttft_p50_ci_hi_ms", "REAL"},
-                                             {"small_sample", "INTEGER"}, {"time_scale", "REAL"}};
+                                             {"small_sample", "INTEGER"}, {"time_scale", "REAL"},
+                                             {"binding_pool", "TEXT"}};
 constexpr const char* kColumns =
     "sweep, exp_name, row_index, tp, conc, kv_offloading, spec_decoding, status, mode, adaptive_added, "
     "total_tput_per_gpu, output_tput_per_gpu, intvty_p50, e2e_norm_intvty_p50, ttft_p50_ms, e2el_p50_s, cache_hit, "
     "requests, errors, valid, diagnosis, result_dir, server_command, server_log, server_metrics, agentperf_version, "
-    "started_at, finished_at, tput_ci_lo, tput_ci_hi, ttft_p50_ci_lo_ms, ttft_p50_ci_hi_ms, small_sample, time_scale";
+    "started_at, finished_at, tput_ci_lo, tput_ci_hi, ttft_p50_ci_lo_ms, ttft_p50_ci_hi_ms, small_sample, time_scale, "
+    "binding_pool";
 
 class Statement {
  public:
@@ -115,6 +117,7 @@ PointRow read_row(const Statement& s) {
   r.ttft_p50_ci_hi_ms = s.real(c++);
   r.small_sample = s.integer(c++) != 0;
   r.time_scale = s.real(c++);
+  r.binding_pool = s.text(c++);
   return r;
 }
 
@@ -161,7 +164,7 @@ ResultsStore::~ResultsStore() { sqlite3_close(db_); }
 
 void ResultsStore::put(const PointRow& r) {
   const std::string sql = std::string("INSERT OR REPLACE INTO points (") + kColumns +
-                          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   Statement s(db_, sql.c_str(), path_, exit_code::write_failed);
   int i = 1;
   s.bind(i++, r.sweep);
@@ -198,6 +201,7 @@ void ResultsStore::put(const PointRow& r) {
   s.bind(i++, r.ttft_p50_ci_hi_ms);
   s.bind(i++, r.small_sample ? 1 : 0);
   s.bind(i++, r.time_scale);
+  s.bind(i++, r.binding_pool);
   s.step();
 }
 

@@ -38,6 +38,9 @@ struct PointRow {
   // (`sim serve --time-scale N`): its throughput is N x, its latencies 1/N
   // of the engine it models. 0: real time (or not known).
   double time_scale = 0;
+  // A predicted point's pool that stopped admission most (sim::binding_pool:
+  // kv, state, running_cap, none); empty for a measured point.
+  std::string binding_pool;
   std::string diagnosis;       // why failed / short-circuited / pruned
   std::string result_dir;      // profile_export.jsonl etc.
   std::string server_command, server_log;

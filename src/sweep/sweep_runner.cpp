@@ -623,6 +623,7 @@ class Sweep {
     write_run_results(dir, res.replay.run.records, agg.json, false);
     r.server_command = "sim predict --traces (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
     take_metrics(r, agg);
+    r.binding_pool = sim::binding_pool(res.engine);
     if (!res.replay.abort_reason.empty()) {
       r.status = "failed";
       r.diagnosis = res.replay.abort_reason;

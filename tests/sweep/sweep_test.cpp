@@ -309,8 +309,20 @@ TEST(Sweep, EmitsASlurmArrayAndDryRunsOnThePredictor) {
   for (const auto& r : s.list()) {
     EXPECT_EQ(r.mode, "predict");
     done += r.status == "done";
+    // Every predicted point names its binding pool, in the store and in
+    // the point's sim section, the same.
+    if (r.status != "done") continue;
+    EXPECT_TRUE(r.binding_pool == "kv" || r.binding_pool == "state" || r.binding_pool == "running_cap" ||
+                r.binding_pool == "none")
+        << r.exp_name << ": '" << r.binding_pool << "'";
+    std::ifstream agg_in(std::filesystem::path(r.result_dir) / "profile_export_aiperf.json");
+    const auto agg = nlohmann::json::parse(agg_in);
+    EXPECT_EQ(agg["sim"]["binding_pool"], r.binding_pool) << agg["sim"].dump();
   }
   EXPECT_GE(done, 4);
+  std::string listed;
+  ASSERT_EQ(run(exe + " results list --store " + (dir / "dry" / "sweep.sqlite").string(), &listed), 0) << listed;
+  EXPECT_NE(listed.find(" binds "), std::string::npos) << listed;
   // Bad input: a missing recipe and an index outside the points.
   EXPECT_NE(run(exe + " sweep /nonexistent.yaml"), 0);
   ASSERT_NE(run(exe + " sweep " + recipe + " --dry-run --point-index 99 -o " + (dir / "bad").string(), &out), 0);
