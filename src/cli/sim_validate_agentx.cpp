@@ -242,16 +242,16 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   }
   // Where each point's predicted time goes (sweep/agentx_validation.h).
   md << "\n| point | TTFT pred. | front-end wait | front end | scheduler wait | first step | TPOT pred. | "
-        "TPOT, decode rounds only | prefill share of busy |\n|---|---|---|---|---|---|---|---|---|\n";
+        "TPOT, decode rounds only | prefill share of busy | binding pool |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     const auto& b = r.pred.breakdown;
     auto at = [&](const char* k) { auto it = b.find(k); return it == b.end() ? 0.0 : it->second; };
     auto met = [&](const char* k) { auto it = r.pred.metrics.find(k); return it == r.pred.metrics.end() ? 0.0 : it->second; };
     char line[512];
-    std::snprintf(line, sizeof line, "| %s | %.0f ms | %.0f | %.0f | %.0f | %.0f | %.2f ms | %.2f | %.0f %% |\n",
+    std::snprintf(line, sizeof line, "| %s | %.0f ms | %.0f | %.0f | %.0f | %.0f | %.2f ms | %.2f | %.0f %% | %s |\n",
                   r.p->id.c_str(), met("ttft_mean_ms"), at("ttft_front_end_wait_ms"), at("ttft_front_end_ms"),
                   at("ttft_scheduler_wait_ms"), at("ttft_first_step_ms"), met("tpot_mean_ms"), at("tpot_decode_only_ms"),
-                  100 * at("prefill_share_of_busy"));
+                  100 * at("prefill_share_of_busy"), r.pred.binding_pool.empty() ? "-" : r.pred.binding_pool.c_str());
     md << line;
   }
   std::printf("%s", md.str().c_str());
@@ -265,7 +265,8 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
                                  {"split", set.series_of(*r.p).split}, {"concurrency", r.p->concurrency},
                                  {"past_published_cliff", sweep::past_published_cliff(set, *r.p)},
                                  {"published", r.p->published}, {"predicted", r.pred.metrics}, {"error", r.error},
-                                 {"breakdown", r.pred.breakdown}, {"requests", r.pred.requests},
+                                 {"breakdown", r.pred.breakdown}, {"binding_pool", r.pred.binding_pool},
+                                 {"requests", r.pred.requests},
                                  {"cpu_seconds", r.pred.cpu_seconds}};
     if (!r.pred.failure.empty()) pj["failure"] = r.pred.failure;
     j["points"].push_back(pj);

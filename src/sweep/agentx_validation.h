@@ -108,6 +108,7 @@ struct AgentxPrediction {
   // the engines' busy time spent in prefill steps (the decode batch waits
   // through them; SGLang does not mix them by default).
   std::map<std::string, double> breakdown;
+  std::string binding_pool;  // sim::binding_pool of the point's engines (kv, state, running_cap, none)
   std::string failure;  // non-empty: the replay aborted (gate) or could not run
 };
 
