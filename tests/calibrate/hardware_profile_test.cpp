@@ -60,7 +60,7 @@ std::string built_profile_file(const std::string& name, const std::function<void
   return write_temp(name, p.dump(2));
 }
 
-std::string error_of(const std::function<void()>& f) {
+std::string profile_error_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const UserError& e) {
@@ -93,41 +93,41 @@ TEST(HardwareProfile, BuildRejectsMalformedMeasurements) {
   const auto h200 = sim::load_hardware_spec("h200");
   auto m = measurements();
   m["format"] = "something else";
-  EXPECT_NE(error_of([&] { calibrate::build_hardware_profile(m, "m.json", h200, opts()); }).find("'format'"), std::string::npos);
+  EXPECT_NE(profile_error_of([&] { calibrate::build_hardware_profile(m, "m.json", h200, opts()); }).find("'format'"), std::string::npos);
   m = measurements();
   m["d2d_copy"].erase("bytes_per_s");
-  EXPECT_NE(error_of([&] { calibrate::build_hardware_profile(m, "m.json", h200, opts()); }).find("d2d_copy.bytes_per_s"),
+  EXPECT_NE(profile_error_of([&] { calibrate::build_hardware_profile(m, "m.json", h200, opts()); }).find("d2d_copy.bytes_per_s"),
             std::string::npos);
   m = measurements();
   m["kv_read"][1]["bytes_per_s"] = -1;
-  EXPECT_NE(error_of([&] { calibrate::build_hardware_profile(m, "m.json", h200, opts()); }).find("kv_read[1].bytes_per_s"),
+  EXPECT_NE(profile_error_of([&] { calibrate::build_hardware_profile(m, "m.json", h200, opts()); }).find("kv_read[1].bytes_per_s"),
             std::string::npos);
   // 4.2 TB/s copy against a spec of 1 TB/s: the wrong spec, said so.
   auto slow = h200;
   slow.hbm_bandwidth = 1e12;
-  EXPECT_NE(error_of([&] { calibrate::build_hardware_profile(measurements(), "m.json", slow, opts()); }).find("wrong --hardware"),
+  EXPECT_NE(profile_error_of([&] { calibrate::build_hardware_profile(measurements(), "m.json", slow, opts()); }).find("wrong --hardware"),
             std::string::npos);
 }
 
 TEST(HardwareProfile, LoaderNamesTheBadField) {
   const auto missing = built_profile_file("missing.json", [](auto& p) { p["efficiency"].erase("kv_read"); });
-  EXPECT_NE(error_of([&] { sim::load_hardware_profile(missing); }).find("field 'efficiency.kv_read': must be a non-empty array, got nothing (the field is missing)"),
+  EXPECT_NE(profile_error_of([&] { sim::load_hardware_profile(missing); }).find("field 'efficiency.kv_read': must be a non-empty array, got nothing (the field is missing)"),
             std::string::npos);
   const auto high = built_profile_file("high.json", [](auto& p) { p["efficiency"]["gemm"]["bf16"][1]["fraction"] = 1.7; });
-  const auto e = error_of([&] { sim::load_hardware_profile(high); });
+  const auto e = profile_error_of([&] { sim::load_hardware_profile(high); });
   EXPECT_NE(e.find("efficiency.gemm.bf16[1].fraction"), std::string::npos) << e;
   EXPECT_NE(e.find("1.7"), std::string::npos) << e;
   const auto zero_launch = built_profile_file("launch.json", [](auto& p) { p["launch_overhead_s"]["graph_node"] = 0; });
-  EXPECT_NE(error_of([&] { sim::load_hardware_profile(zero_launch); }).find("launch_overhead_s.graph_node"), std::string::npos);
+  EXPECT_NE(profile_error_of([&] { sim::load_hardware_profile(zero_launch); }).find("launch_overhead_s.graph_node"), std::string::npos);
   const auto raw = write_temp("raw.json", measurements().dump());
-  EXPECT_NE(error_of([&] { sim::load_hardware_profile(raw); }).find("calibrate profile"), std::string::npos);
-  EXPECT_NE(error_of([&] { sim::load_hardware_profile("/nonexistent/profile.json"); }).find("cannot read"), std::string::npos);
+  EXPECT_NE(profile_error_of([&] { sim::load_hardware_profile(raw); }).find("calibrate profile"), std::string::npos);
+  EXPECT_NE(profile_error_of([&] { sim::load_hardware_profile("/nonexistent/profile.json"); }).find("cannot read"), std::string::npos);
 }
 
 TEST(HardwareProfile, AttachesOnlyToTheSpecItWasMeasuredAgainst) {
   const auto path = built_profile_file("ok.json");
   auto b200 = sim::load_hardware_spec("b200");
-  const auto e = error_of([&] { sim::attach_hardware_profile(b200, sim::load_hardware_profile(path)); });
+  const auto e = profile_error_of([&] { sim::attach_hardware_profile(b200, sim::load_hardware_profile(path)); });
   EXPECT_NE(e.find("hbm_bandwidth"), std::string::npos) << e;
   EXPECT_EQ(b200.profile, nullptr);
   const auto h200 = sim::load_hardware_spec("h200", path);

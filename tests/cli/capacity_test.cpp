@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 using agentperf::test_support::run_shell;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
+fs::path capacity_temp_dir(const std::string& name) {
   auto d = fs::temp_directory_path() / ("agentperf_capacity_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d;
@@ -34,7 +34,7 @@ const std::string kWorkload = " --isl 4000 --osl 100 --slo 'ttft_p90<=104ms'";
 
 TEST(Capacity, FindsTheDenseSweepsEdgeWithAtMostHalfItsPoints) {
   auto backend = agentperf::test_support::start_sim_backend(10);
-  const auto dir = temp_dir("edge");
+  const auto dir = capacity_temp_dir("edge");
   const std::string cli = std::string(AGENTPERF_CLI_PATH);
 
   // The dense sweep: every concurrency 1..12, each its own profile run.
@@ -100,7 +100,7 @@ TEST(Capacity, FindsTheDenseSweepsEdgeWithAtMostHalfItsPoints) {
 // --embedded-sim: no server to start; the search runs against the engine
 // simulator in-process, stores its answer, and `report` draws it.
 TEST(Capacity, SearchesTheEmbeddedSimulatorAndItsReportShowsTheAnswer) {
-  const auto dir = temp_dir("embedded");
+  const auto dir = capacity_temp_dir("embedded");
   const std::string cli = std::string(AGENTPERF_CLI_PATH);
   // An SLO every point up to 4 meets: the simulator proposes 4, one
   // measured point confirms it, and 4 is the search's maximum.

@@ -23,12 +23,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Outcome {
+struct ProgressOutcome {
   int code;
   std::string err;  // stderr only
 };
 
-Outcome run_cli(const std::string& args, const std::string& interval = "0.01") {
+ProgressOutcome run_cli(const std::string& args, const std::string& interval = "0.01") {
   const std::string cmd = "AGENTPERF_PROGRESS_INTERVAL=" + interval + " " + std::string(AGENTPERF_CLI_PATH) + " " +
                           args + " 2>&1 >/dev/null";
   const auto r = agentperf::test_support::run_shell(cmd);

@@ -13,7 +13,7 @@ using agentperf::OutputFolder;
 using agentperf::UserError;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
+fs::path folder_temp_dir(const std::string& name) {
   auto d = fs::temp_directory_path() / ("agentperf_of_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d;
@@ -30,7 +30,7 @@ std::string error_of(const fs::path& dir, bool overwrite) {
 }  // namespace
 
 TEST(OutputFolder, ASecondHolderIsRefusedNamingTheFirstUntilItEnds) {
-  const auto dir = temp_dir("lock");
+  const auto dir = folder_temp_dir("lock");
   {
     OutputFolder first(dir, false, "agentperf profile --url U -o run1");
     EXPECT_TRUE(fs::is_directory(dir));
@@ -46,7 +46,7 @@ TEST(OutputFolder, ASecondHolderIsRefusedNamingTheFirstUntilItEnds) {
 }
 
 TEST(OutputFolder, AFolderWithResultsNeedsOverwriteWhichRemovesTheOldFiles) {
-  const auto dir = temp_dir("results");
+  const auto dir = folder_temp_dir("results");
   fs::create_directories(dir);
   std::ofstream(dir / "profile_export.jsonl") << "{}\n";
   std::ofstream(dir / "notes.txt") << "mine\n";
@@ -61,7 +61,7 @@ TEST(OutputFolder, AFolderWithResultsNeedsOverwriteWhichRemovesTheOldFiles) {
 }
 
 TEST(OutputFolder, DefaultFoldersAreNamedAsAiperfNamesThemAndNeverMeet) {
-  const auto base = temp_dir("default");
+  const auto base = folder_temp_dir("default");
   const fs::path a = agentperf::default_run_folder(base, "Qwen/Qwen3-8B", "chat", "concurrency8");
   const std::string name = a.filename().string();
   EXPECT_EQ(name.rfind("Qwen_Qwen3-8B-openai-chat-concurrency8-", 0), 0u) << name;

@@ -45,7 +45,7 @@ namespace {
 const std::string kNvidia = std::string(AGENTPERF_TEST_DATA_DIR) + "/inferencex/nvidia-master-agentic.yaml";
 const std::string kAmd = std::string(AGENTPERF_TEST_DATA_DIR) + "/inferencex/amd-master-agentic.yaml";
 
-std::string write(const std::string& name, const std::string& text) {
+std::string write_master_file(const std::string& name, const std::string& text) {
   const auto p = std::filesystem::temp_directory_path() / ("agentperf_master_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(p) << text;
   return p.string();
@@ -63,7 +63,9 @@ struct Outcome {
   std::string output;
 };
 Outcome run_cli(const std::string& args) {
-  const std::string cmd = std::string(AGENTPERF_CLI_PATH) + " " + args + " 2>&1";
+  // (appended in place: GCC 12 warns falsely on "lit" + std::string&& chains)
+  std::string cmd = AGENTPERF_CLI_PATH;
+  cmd.append(" ").append(args).append(" 2>&1");
   const auto r = agentperf::test_support::run_shell(cmd);
   return {r.code, r.output};
 }
@@ -319,7 +321,7 @@ TEST(MasterConfig, TheTableMapsCheckpointsAndRunners) {
 }
 
 TEST(MasterConfig, UnmodelledFieldsAreNamed) {
-  const auto file = write("small.yaml", kSmall);
+  const auto file = write_master_file("small.yaml", kSmall);
   const auto v = load_recipe(file + "#vllm-dep");
   EXPECT_TRUE(has_note(v, "vllm-dep.framework: 'vllm': the simulator sizes and schedules it as SGLang")) << v.notes.front();
   EXPECT_TRUE(has_note(v, "vllm-dep.scenarios.agentic-coding[0].search-space[0].dp-attn: true: planned as one DP rank"));
@@ -410,7 +412,7 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
 }
 
 TEST(MasterConfig, MalformedKeysAreOneLineErrors) {
-  const auto file = write("bad.yaml", kSmall);
+  const auto file = write_master_file("bad.yaml", kSmall);
   auto one_line = [](const std::string& e) { return e.find('\n') == std::string::npos; };
   auto e = error_of([&] { load_recipe(file + "#nope"); });
   EXPECT_NE(e.find(file + ": no entry 'nope'"), std::string::npos) << e;
@@ -438,7 +440,7 @@ TEST(MasterConfig, MalformedKeysAreOneLineErrors) {
 }
 
 TEST(MasterConfig, EntriesWithoutASpecExpandButDoNotPlan) {
-  const auto file = write("nospec.yaml", kSmall);
+  const auto file = write_master_file("nospec.yaml", kSmall);
   const std::string ref = file + "#no-spec";
   const auto r = load_recipe(ref);
   EXPECT_EQ(expand(r).size(), 3u);

@@ -24,7 +24,7 @@ std::string write(const std::string& name, const std::string& text) {
   std::ofstream(p) << text;
   return p.string();
 }
-std::string error_of(const std::string& text) {
+std::string recipe_error_of(const std::string& text) {
   try {
     load_recipe(write("bad.yaml", text));
   } catch (const UserError& e) {
@@ -76,18 +76,18 @@ TEST(Recipe, ShippedRecipeExpandsToTheInferenceXPoints) {
 }
 
 TEST(Recipe, ErrorsNameTheKeyAndLine) {
-  auto e = error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: none, conc-list: [1], colour: red}\n");
+  auto e = recipe_error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: none, conc-list: [1], colour: red}\n");
   EXPECT_NE(e.find("scenarios.agentic-coding[0].search-space[0].colour: unknown key"), std::string::npos) << e;
   EXPECT_NE(e.find(":9:"), std::string::npos) << e;
-  e = error_of(std::string(kBase) + "        - {tp: 4, conc-list: [1]}\n");
+  e = recipe_error_of(std::string(kBase) + "        - {tp: 4, conc-list: [1]}\n");
   EXPECT_NE(e.find("kv-offloading: missing (expected none or dram)"), std::string::npos) << e;
-  e = error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: dram, conc-list: [1]}\n");
+  e = recipe_error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: dram, conc-list: [1]}\n");
   EXPECT_NE(e.find("kv-offload-backend: required with kv-offloading: dram"), std::string::npos) << e;
-  e = error_of(std::string(kBase) + "        - {tp: 16, kv-offloading: none, conc-list: [1]}\n");
+  e = recipe_error_of(std::string(kBase) + "        - {tp: 16, kv-offloading: none, conc-list: [1]}\n");
   EXPECT_NE(e.find("must be in 1..8"), std::string::npos) << e;
-  e = error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: none, conc-list: [0]}\n");
+  e = recipe_error_of(std::string(kBase) + "        - {tp: 4, kv-offloading: none, conc-list: [0]}\n");
   EXPECT_NE(e.find("must be at least 1"), std::string::npos) << e;
-  e = error_of("name: [unclosed\n");
+  e = recipe_error_of("name: [unclosed\n");
   EXPECT_NE(e.find("not valid YAML"), std::string::npos) << e;
   EXPECT_THROW(load_recipe("/nonexistent/recipe.yaml"), UserError);
 }
@@ -100,9 +100,9 @@ TEST(Recipe, CostBlockGivesPriceAndPowerPerGpu) {
   r = load_recipe(write("nocost.yaml", std::string(kBase) + entry));
   EXPECT_FALSE(r.gpu_price_per_hour.has_value());
   EXPECT_FALSE(r.gpu_power_watts.has_value());
-  auto e = error_of(std::string(kBase) + entry + "cost: {gpu-price: 2.5}\n");
+  auto e = recipe_error_of(std::string(kBase) + entry + "cost: {gpu-price: 2.5}\n");
   EXPECT_NE(e.find("cost.gpu-price: unknown key"), std::string::npos) << e;
-  e = error_of(std::string(kBase) + entry + "cost: {gpu-power-watts: -5}\n");
+  e = recipe_error_of(std::string(kBase) + entry + "cost: {gpu-power-watts: -5}\n");
   EXPECT_NE(e.find("cost.gpu-power-watts: must be > 0"), std::string::npos) << e;
 }
 
@@ -128,11 +128,11 @@ scenarios:
 
 TEST(Recipe, SweepReplaySettingsAreCheckedAndTracesResolvedAgainstTheRecipe) {
   const std::string row = "        - {tp: 4, kv-offloading: none, conc-list: [1]}\n";
-  auto e = error_of(std::string(kBase) + row + "replay: {duration: 60, endpoint-type: grpc}\n");
+  auto e = recipe_error_of(std::string(kBase) + row + "replay: {duration: 60, endpoint-type: grpc}\n");
   EXPECT_NE(e.find("replay.endpoint-type: must be chat or completions"), std::string::npos) << e;
-  e = error_of(std::string(kBase) + row + "replay: {duration: 60, speed: 2}\n");
+  e = recipe_error_of(std::string(kBase) + row + "replay: {duration: 60, speed: 2}\n");
   EXPECT_NE(e.find("replay.speed: unknown key"), std::string::npos) << e;
-  e = error_of(std::string(kBase) + row + "server: {command: 'x {port}', startup-timeout: 0}\n");
+  e = recipe_error_of(std::string(kBase) + row + "server: {command: 'x {port}', startup-timeout: 0}\n");
   EXPECT_NE(e.find("server.startup-timeout: must be > 0"), std::string::npos) << e;
   const auto path = write("ok.yaml", std::string(kBase) + row +
                                          "server: {command: 'x {port}', startup-timeout: 90}\n"
@@ -149,7 +149,7 @@ TEST(Recipe, AServerCommandWithoutAPortPlaceholderIsRejected) {
   // The sweep chooses each point's port and reaches the server only there:
   // a command that does not take {port} can never be reached.
   const std::string row = "        - {tp: 4, kv-offloading: none, conc-list: [1]}\n";
-  const auto e = error_of(std::string(kBase) + row +
+  const auto e = recipe_error_of(std::string(kBase) + row +
                           "server:\n  command: python3 -m sglang.launch_server --model-path {model} --tp {tp}\n");
   EXPECT_NE(e.find("agentperf_recipe_"), std::string::npos) << e;  // the file
   EXPECT_NE(e.find("bad.yaml:11: server.command: no {port} placeholder"), std::string::npos) << e;

@@ -46,7 +46,7 @@ struct Seen {
   std::string routing_key;
 };
 
-class Recorder {
+class ReplayRecorder {
  public:
   testserver::Handler handler(std::chrono::nanoseconds slow_a = 0ns) {
     return [this, slow_a](const testserver::ReceivedRequest& req) {
@@ -134,7 +134,7 @@ double first_send(const std::vector<Seen>& v, const std::string& conv_prefix, st
 }  // namespace
 
 TEST(Replay, SpawnJoinDelaysBackgroundAndRecycle) {
-  Recorder rec;
+  ReplayRecorder rec;
   testserver::ScriptedServer server(rec.handler());
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
@@ -156,7 +156,7 @@ TEST(Replay, SpawnJoinDelaysBackgroundAndRecycle) {
 }
 
 TEST(Replay, JoinWaitsForSlowChildren) {
-  Recorder rec;
+  ReplayRecorder rec;
   testserver::ScriptedServer server(rec.handler(300ms));  // each A call takes 0.3 s
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
@@ -172,7 +172,7 @@ TEST(Replay, IdleCapsShortenLongGaps) {
   const char* gap = R"({"id":"G","block_size":4,"requests":[
     {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":0.01},
     {"type":"n","t":30.01,"in":8,"out":1,"hash_ids":[0,1],"api_time":0.01}]})";
-  Recorder rec;
+  ReplayRecorder rec;
   testserver::ScriptedServer server(rec.handler());
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(gap, "t")};
@@ -184,7 +184,7 @@ TEST(Replay, IdleCapsShortenLongGaps) {
   EXPECT_GT(res.idle_skipped_s, 29.0);
 
   // The per-tree cap applies while another tree keeps the system busy.
-  Recorder rec2;
+  ReplayRecorder rec2;
   testserver::ScriptedServer server2(rec2.handler());
   server2.start();
   auto c2 = config(server2.url(), 1.0);
@@ -198,7 +198,7 @@ TEST(Replay, CacheBustMarkerPerPlayAndSharedByTheTree) {
   EXPECT_EQ(replay::cache_bust_marker("b", 0, 0, "T").size(), 18u);
   EXPECT_NE(replay::cache_bust_marker("b", 0, 0, "T"), replay::cache_bust_marker("b", 1, 0, "T"));
   EXPECT_NE(replay::cache_bust_marker("b", 0, 0, "T"), replay::cache_bust_marker("c", 0, 0, "T"));
-  Recorder rec;
+  ReplayRecorder rec;
   testserver::ScriptedServer server(rec.handler());
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};
@@ -238,7 +238,7 @@ TEST(Replay, CacheBustMarkerOpensEachStreamsFirstUserMessage) {
        {"type":"n","t":0.20,"in":16,"out":2,"hash_ids":[40,41,42,43],"api_time":0.05},
        {"type":"n","t":0.30,"in":20,"out":2,"hash_ids":[40,41,42,43,44],"api_time":0.05}]},
     {"type":"n","t":0.40,"in":16,"out":2,"hash_ids":[0,1,2,3],"api_time":0.01}]})";
-  Recorder rec;
+  ReplayRecorder rec;
   testserver::ScriptedServer server(rec.handler());
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(j, "t")};
@@ -267,7 +267,7 @@ TEST(Replay, CacheBustMarkerOpensEachStreamsFirstUserMessage) {
 
 TEST(Replay, GraceExpiryCancelsInFlight) {
   const char* slow = R"({"id":"S","block_size":4,"requests":[{"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":5}]})";
-  Recorder rec;
+  ReplayRecorder rec;
   testserver::ScriptedServer server(rec.handler());
   server.start();
   testserver::ScriptedServer slow_server([](const testserver::ReceivedRequest&) {
@@ -356,7 +356,7 @@ TEST(Replay, WarmupPrimersPressureAndRecordedClockHandoff) {
     {"type":"n","t":0.2,"in":12,"out":3,"hash_ids":[0,1,2],"api_time":0.01},
     {"type":"n","t":0.3,"in":16,"out":3,"hash_ids":[0,1,2,3],"api_time":0.01},
     {"type":"n","t":0.4,"in":20,"out":3,"hash_ids":[0,1,2,3,4],"api_time":0.01}]})";
-  Recorder rec;
+  ReplayRecorder rec;
   testserver::ScriptedServer server(rec.handler());
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(five, "t")};
@@ -405,7 +405,7 @@ TEST(Replay, FailedRootPrimerAbortsTheRun) {
 }
 
 TEST(Replay, RoutingHeadersKeepATreeOnOneKey) {
-  Recorder rec;
+  ReplayRecorder rec;
   testserver::ScriptedServer server(rec.handler());
   server.start();
   std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTree, "t")};

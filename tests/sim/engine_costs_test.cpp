@@ -26,7 +26,7 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path.string();
 }
 
-std::shared_ptr<const std::vector<Token>> tokens(Token start, int n) {
+std::shared_ptr<const std::vector<Token>> cost_tokens(Token start, int n) {
   auto v = std::make_shared<std::vector<Token>>(static_cast<std::size_t>(n));
   std::iota(v->begin(), v->end(), start);
   return v;
@@ -168,14 +168,14 @@ TEST(VllmScheduler, DecodeAndPrefillChunksShareOneStepUnderTheTokenBudget) {
   c.max_num_batched_tokens = 512;
   c.chunked_prefill_size = 1 << 20;  // only the step budget chunks
   Engine e(load_model_spec("qwen3-8b"), load_hardware_spec("h200"), c);
-  e.submit({1, tokens(1, 100), 50, 0});
+  e.submit({1, cost_tokens(1, 100), 50, 0});
   auto first = e.step();  // prefill of request 1 alone
   ASSERT_TRUE(first.prefill);
   ASSERT_EQ(first.events.size(), 1u);
   EXPECT_TRUE(first.events[0].first);
   // A long prompt arrives while 1 decodes: each step decodes 1 and
   // prefills 512 - 1 tokens of request 2, in the same forward.
-  e.submit({2, tokens(100000, 2000), 10, 0});
+  e.submit({2, cost_tokens(100000, 2000), 10, 0});
   int mixed = 0;
   std::int64_t decoded_1 = 0;
   bool first_2 = false;
@@ -197,9 +197,9 @@ TEST(VllmScheduler, DecodeAndPrefillChunksShareOneStepUnderTheTokenBudget) {
   EngineConfig sg;
   sg.chunked_prefill_size = 511;
   Engine s(load_model_spec("qwen3-8b"), load_hardware_spec("h200"), sg);
-  s.submit({1, tokens(1, 100), 50, 0});
+  s.submit({1, cost_tokens(1, 100), 50, 0});
   s.step();
-  s.submit({2, tokens(100000, 2000), 10, 0});
+  s.submit({2, cost_tokens(100000, 2000), 10, 0});
   std::int64_t sg_decoded_1 = 0;
   for (int i = 0; i < 4; ++i)
     for (const auto& ev : s.step().events)

@@ -19,27 +19,27 @@ using agentperf::tokenizer::BpeTokenizer;
 using agentperf::tokenizer::ExactTextBuilder;
 
 namespace {
-const BpeTokenizer& qwen3() {
+const BpeTokenizer& exact_qwen3() {
   static const BpeTokenizer t = BpeTokenizer::from_file(AGENTPERF_QWEN3_TOKENIZER_JSON);
   return t;
 }
 }  // namespace
 
 TEST(ExactText, BlocksHaveExactLengthAloneAndJoined) {
-  ExactTextBuilder b(qwen3());
+  ExactTextBuilder b(exact_qwen3());
   EXPECT_GT(b.words().size(), 5000u);
   Rng rng(3);
   std::string joined;
   int total = 0;
   for (int n : {1, 7, 64, 512, 3}) {
     const std::string block = b.block(rng, n);
-    EXPECT_EQ(qwen3().count(block), static_cast<std::size_t>(n));
+    EXPECT_EQ(exact_qwen3().count(block), static_cast<std::size_t>(n));
     joined += block;
     total += n;
   }
-  EXPECT_EQ(qwen3().count(joined), static_cast<std::size_t>(total));  // blocks never merge with neighbours
+  EXPECT_EQ(exact_qwen3().count(joined), static_cast<std::size_t>(total));  // blocks never merge with neighbours
   // Also after a chat template header.
-  EXPECT_EQ(qwen3().count("<|im_start|>user\n" + b.block(rng, 100) + "<|im_end|>\n"), 100u + 5u);
+  EXPECT_EQ(exact_qwen3().count("<|im_start|>user\n" + b.block(rng, 100) + "<|im_end|>\n"), 100u + 5u);
 }
 
 TEST(ExactText, SynthesizedChatPromptsAreExactWithSharedPrefix) {
@@ -48,7 +48,7 @@ TEST(ExactText, SynthesizedChatPromptsAreExactWithSharedPrefix) {
   c.prefix_length = 128;
   c.num_prefix_groups = 2;
   c.tokenizer_path = AGENTPERF_QWEN3_TOKENIZER_JSON;
-  auto exact = std::make_shared<const ExactTextBuilder>(qwen3());
+  auto exact = std::make_shared<const ExactTextBuilder>(exact_qwen3());
   PromptSynth synth(c, exact);
   RequestBuilder builder(c, "m", "/v1/chat/completions");
   for (std::uint64_t i = 0; i < 20; ++i) {
@@ -57,8 +57,8 @@ TEST(ExactText, SynthesizedChatPromptsAreExactWithSharedPrefix) {
     std::string body;
     for (const auto& seg : builder.build(p, "r", "c").body) body += *seg;
     const std::string content = nlohmann::json::parse(body)["messages"][0]["content"];
-    EXPECT_EQ(qwen3().count(content), static_cast<std::size_t>(p.isl)) << "request " << i;
-    EXPECT_EQ(qwen3().count(*p.prefix), 128u);
+    EXPECT_EQ(exact_qwen3().count(content), static_cast<std::size_t>(p.isl)) << "request " << i;
+    EXPECT_EQ(exact_qwen3().count(*p.prefix), 128u);
   }
 }
 
@@ -85,7 +85,7 @@ TEST(ExactText, OutputTokensAreCountedOnTheClientWithoutUsage) {
     ASSERT_TRUE(r.ok());
     auto m = compute_metrics(r);
     EXPECT_EQ(m.osl_source, TokenSource::client_tokenizer);
-    EXPECT_EQ(*m.osl, static_cast<std::int64_t>(qwen3().count(expected_text)));
+    EXPECT_EQ(*m.osl, static_cast<std::int64_t>(exact_qwen3().count(expected_text)));
     EXPECT_EQ(m.isl_source, TokenSource::client_exact);
     EXPECT_TRUE(r.output_text.empty());  // not kept after counting
   }
@@ -96,13 +96,13 @@ TEST(ExactText, TracePromptsInTextFormAreExact) {
       R"({"id":"tt","block_size":64,"requests":[{"t":0,"in":150,"out":20,"hash_ids":[0,1,2]},{"t":9,"in":300,"out":5,"hash_ids":[0,1,2,3,4]}]})",
       "t");
   auto tree = trace::build_session_tree(t);
-  trace::PromptBuilder b(t, 3, std::make_shared<const ExactTextBuilder>(qwen3()));
+  trace::PromptBuilder b(t, 3, std::make_shared<const ExactTextBuilder>(exact_qwen3()));
   for (int k = 0; k < 2; ++k) {
     auto p = b.build(*tree.streams[0].turns[static_cast<std::size_t>(k)].call, {0, k});
     std::string text;
     for (const auto& piece : p.pieces) text += *piece;
     EXPECT_FALSE(p.token_ids);
-    EXPECT_EQ(qwen3().count(text), static_cast<std::size_t>(p.tokens)) << "turn " << k;
+    EXPECT_EQ(exact_qwen3().count(text), static_cast<std::size_t>(p.tokens)) << "turn " << k;
   }
 }
 
@@ -143,10 +143,10 @@ TEST(ExactText, ChatReplaySendsExactMessages) {
   std::size_t tokens = 0;
   for (const auto& m : j["messages"]) {
     roles += m["role"].get<std::string>() + " ";
-    tokens += qwen3().count(m["content"].get<std::string>());
+    tokens += exact_qwen3().count(m["content"].get<std::string>());
   }
   EXPECT_EQ(roles, "system user assistant user ");
   EXPECT_EQ(tokens, static_cast<std::size_t>(res.run.records[1].requested_isl));
-  EXPECT_EQ(tokens, 520u + qwen3().count(replay::cache_bust_marker("b", 0, 0, "C") + "\n\n"));
+  EXPECT_EQ(tokens, 520u + exact_qwen3().count(replay::cache_bust_marker("b", 0, 0, "C") + "\n\n"));
   EXPECT_EQ(j["messages"][1]["content"].get<std::string>().rfind("[rid:", 0), 0u);  // the marker opens the user turn
 }

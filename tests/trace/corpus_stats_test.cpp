@@ -12,7 +12,7 @@ using namespace agentperf;
 namespace {
 // Main calls at t = 0 (in 8, out 2, 1 s) and t = 11 (in 12, out 2, 1 s): one
 // 10 s gap; a subagent group of one call at t = 1 (in 6, out 2, 1 s).
-const char* kTrace = R"({"id":"W","block_size":4,"requests":[
+const char* kCorpusTrace = R"({"id":"W","block_size":4,"requests":[
   {"type":"n","t":0,"in":8,"out":2,"hash_ids":[0,1],"api_time":1},
   {"type":"subagent","t":1,"agent_id":"A","requests":[
      {"type":"n","t":1,"in":6,"out":2,"hash_ids":[0],"api_time":1}]},
@@ -20,7 +20,7 @@ const char* kTrace = R"({"id":"W","block_size":4,"requests":[
 }  // namespace
 
 TEST(CorpusStats, CountsGapsAndWaitingShare) {
-  const std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTrace, "t")};
+  const std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kCorpusTrace, "t")};
   const auto s = trace::corpus_stats(traces);
   EXPECT_EQ(s.requests, 3);
   EXPECT_EQ(s.main_calls, 2);
@@ -33,7 +33,7 @@ TEST(CorpusStats, CountsGapsAndWaitingShare) {
 }
 
 TEST(CorpusStats, WorkingSetIsTimeAveragedOverTheReplayedTimeline) {
-  const std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kTrace, "t")};
+  const std::vector<trace::WekaTrace> traces = {trace::parse_weka_trace(kCorpusTrace, "t")};
   // Uncapped: main 10 tokens over 0-11 and 14 over 11-12; the subagent 8
   // tokens over 1-2. Area 110 + 14 + 8 = 132 over 12 s.
   auto ws = trace::time_averaged_working_sets(traces, 1e9);
