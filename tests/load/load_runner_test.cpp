@@ -47,21 +47,36 @@ std::vector<RequestRecord> of_phase(const RunResult& r, Phase p) {
 }
 }  // namespace
 
-TEST(LoadRunner, ClosedLoopSendsExactCountAtTheGivenConcurrency) {
+namespace {
+// A closed loop of 60 requests after 6 warmup ones, at concurrency 6 over
+// two workers, sleeping in epoll or spinning on poll() (--busy-poll): the
+// same run either way. A spinning worker must still end when its work runs
+// out (poll() stops the io_context then), through both phases, and its
+// timers must fire as in the sleeping loop (the server's 5 ms first token).
+void expect_closed_loop_with_warmup(bool busy_poll) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(5ms, 1ms));
   server.start();
   auto c = base_config(server.url());
+  c.busy_poll = busy_poll;
   c.concurrency = 6;
   c.request_count = 60;
   c.warmup_request_count = 6;
   c.workers = 2;
   LoadRunner runner(c, "m");
+  const auto t0 = std::chrono::steady_clock::now();
   auto result = runner.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
   auto prof = of_phase(result, Phase::profiling);
   auto warm = of_phase(result, Phase::warmup);
   EXPECT_EQ(prof.size(), 60u);
   EXPECT_EQ(warm.size(), 6u);
-  for (const auto& r : prof) ASSERT_TRUE(r.ok()) << r.error->message;
+  for (const auto& r : prof) {
+    ASSERT_TRUE(r.ok()) << r.error->message;
+    ASSERT_EQ(r.content_ns.size(), 8u);
+    const double ttft_ms = static_cast<double>(r.content_ns.front() - r.start_ns) / 1e6;
+    EXPECT_GE(ttft_ms, 5.0);
+    EXPECT_LT(ttft_ms, 50.0);
+  }
   EXPECT_EQ(max_overlap(prof), 6);
   // Warmup drains before profiling starts.
   std::int64_t last_warm_end = 0;
@@ -77,42 +92,15 @@ TEST(LoadRunner, ClosedLoopSendsExactCountAtTheGivenConcurrency) {
   EXPECT_LE(result.client.connects, 6u);  // connections are reused across requests and phases
 }
 
-// --busy-poll: workers spin on poll() instead of sleeping in run(). The run
-// must still end when its work runs out (poll() stops the io_context then),
-// through both phases, and its timers (the duration, the grace period, the
-// server's 5 ms first token) must fire as in the sleeping loop.
-TEST(LoadRunner, BusyPollRunsBothPhasesAndEndsWhenWorkRunsOut) {
-  testserver::ScriptedServer server(testserver::paced_openai_handler(5ms, 1ms));
-  server.start();
-  auto c = base_config(server.url());
-  c.busy_poll = true;
-  c.concurrency = 4;
-  c.request_count = 40;
-  c.warmup_request_count = 4;
-  c.workers = 2;
-  LoadRunner runner(c, "m");
-  const auto t0 = std::chrono::steady_clock::now();
-  auto result = runner.run();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
-  auto prof = of_phase(result, Phase::profiling);
-  EXPECT_EQ(prof.size(), 40u);
-  EXPECT_EQ(of_phase(result, Phase::warmup).size(), 4u);
-  for (const auto& r : prof) {
-    ASSERT_TRUE(r.ok()) << r.error->message;
-    ASSERT_EQ(r.content_ns.size(), 8u);
-    const double ttft_ms = static_cast<double>(r.content_ns.front() - r.start_ns) / 1e6;
-    EXPECT_GE(ttft_ms, 5.0);
-    EXPECT_LT(ttft_ms, 50.0);
-  }
-  EXPECT_EQ(max_overlap(prof), 4);
-}
-
-TEST(LoadRunner, BusyPollGraceExpiryStillCancelsInFlightRequests) {
+// Three 3 s streams, a 0.2 s duration and a 0.2 s grace period: every
+// request is cancelled as a 499 when the grace period expires, sleeping or
+// spinning.
+void expect_grace_expiry_cancels_as_499(bool busy_poll) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(0ms, 10ms));
   server.start();
   auto c = base_config(server.url());
-  c.busy_poll = true;
-  c.concurrency = 2;
+  c.busy_poll = busy_poll;
+  c.concurrency = 3;
   c.osl = {300, 0, 1};  // 3 s streams
   c.duration_s = 0.2;
   c.grace_period_s = 0.2;
@@ -121,12 +109,22 @@ TEST(LoadRunner, BusyPollGraceExpiryStillCancelsInFlightRequests) {
   auto result = runner.run();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
   auto prof = of_phase(result, Phase::profiling);
-  ASSERT_EQ(prof.size(), 2u);
+  ASSERT_EQ(prof.size(), 3u);
   for (const auto& r : prof) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error->code, 499);
+    EXPECT_TRUE(r.was_cancelled);
+    EXPECT_NE(r.error->message.find("grace period"), std::string::npos);
   }
+  EXPECT_EQ(result.profiling_cancelled, 3);
 }
+}  // namespace
+
+TEST(LoadRunner, ClosedLoopSendsExactCountAtTheGivenConcurrency) { expect_closed_loop_with_warmup(false); }
+
+TEST(LoadRunner, BusyPollRunsBothPhasesAndEndsWhenWorkRunsOut) { expect_closed_loop_with_warmup(true); }
+
+TEST(LoadRunner, BusyPollGraceExpiryStillCancelsInFlightRequests) { expect_grace_expiry_cancels_as_499(true); }
 
 TEST(LoadRunner, OpenLoopConstantRateKeepsItsSchedule) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(2ms, 1ms));
@@ -194,28 +192,7 @@ TEST(LoadRunner, DurationStopsSendingAndGraceIncludesFinishingRequests) {
   EXPECT_EQ(result.profiling_cancelled, 0);
 }
 
-TEST(LoadRunner, GraceExpiryCancelsInFlightRequestsAs499) {
-  testserver::ScriptedServer server(testserver::paced_openai_handler(0ms, 10ms));
-  server.start();
-  auto c = base_config(server.url());
-  c.concurrency = 3;
-  c.osl = {300, 0, 1};  // 3 s streams
-  c.duration_s = 0.2;
-  c.grace_period_s = 0.2;
-  LoadRunner runner(c, "m");
-  const auto t0 = std::chrono::steady_clock::now();
-  auto result = runner.run();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
-  auto prof = of_phase(result, Phase::profiling);
-  ASSERT_EQ(prof.size(), 3u);
-  for (const auto& r : prof) {
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error->code, 499);
-    EXPECT_TRUE(r.was_cancelled);
-    EXPECT_NE(r.error->message.find("grace period"), std::string::npos);
-  }
-  EXPECT_EQ(result.profiling_cancelled, 3);
-}
+TEST(LoadRunner, GraceExpiryCancelsInFlightRequestsAs499) { expect_grace_expiry_cancels_as_499(false); }
 
 TEST(LoadRunner, FailedRequestThresholdAbortsTheRun) {
   testserver::ScriptedServer server([](const testserver::ReceivedRequest&) {
