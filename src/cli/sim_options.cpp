@@ -64,6 +64,20 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
       ->transform(int_in(1, 256))->group(g)->capture_default_str();
   cmd.add_option("--stream-interval", c.stream_interval, "Decode forwards between streamed chunks")
       ->transform(int_in(1, 100000))->group(g)->capture_default_str();
+  cmd.add_option("--scheduler-recv-interval", c.scheduler_recv_interval,
+                 "The scheduler takes new requests in every N decode iterations (at once after a prefill or when idle)")
+      ->transform(int_in(1, 100000))->group(g)->capture_default_str();
+  cmd.add_option("--prefill-decode-interval", c.prefill_decode_interval,
+                 "Scheduler iterations without any prefill after one with a prefill (0 = off; with DP attention, "
+                 "a prefill on any rank holds every rank)")
+      ->transform(int_in(0, 100000))->group(g)->capture_default_str();
+  cmd.add_flag("--enable-prefill-delayer", c.prefill_delayer,
+               "DP attention: a rank ready to prefill waits while another is not, up to "
+               "--prefill-delayer-max-delay-passes iterations")
+      ->group(g);
+  cmd.add_option("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes,
+                 "Iterations the prefill delayer may hold a ready rank (it runs on the last)")
+      ->transform(int_in(1, 100000))->group(g)->capture_default_str();
   cmd.add_option("--speculative-algorithm", o.speculative_algorithm, "NEXTN (or EAGLE) enables MTP speculative decoding")
       ->check(CLI::IsMember({"", "NEXTN", "EAGLE"}))->group(g);
   cmd.add_option("--speculative-num-steps", c.spec.num_steps, "Draft depth")

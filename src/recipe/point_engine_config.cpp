@@ -22,6 +22,26 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   }
   // A launcher's --kv-cache-dtype (BF16 KV halves the pool of an FP8 spec).
   if (const auto v = command_flag_value(p.command, "--kv-cache-dtype")) c.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(*v);
+  // The launcher's scheduling flags, as SGLang reads them (a DP-attention
+  // engine's global chunk and tokenizer loops are split over its ranks in
+  // engines_for, below).
+  auto positive = [&](const char* flag, int& into) {
+    if (const auto v = command_flag_value(p.command, flag)) {
+      int n = 0;
+      if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) into = n;
+    }
+  };
+  positive("--chunked-prefill-size", c.chunked_prefill_size);
+  positive("--max-prefill-tokens", c.max_prefill_tokens);
+  positive("--stream-interval", c.stream_interval);
+  positive("--scheduler-recv-interval", c.scheduler_recv_interval);
+  positive("--prefill-decode-interval", c.prefill_decode_interval);
+  positive("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes);
+  c.prefill_delayer = command_flag_value(p.command, "--enable-prefill-delayer").has_value();
+  if (const auto v = command_flag_value(p.command, "--mem-fraction-static")) {
+    double f = 0;
+    if (std::sscanf(v->c_str(), "%lf", &f) == 1 && f > 0 && f < 1) c.mem_fraction_static = f;
+  }
   if (p.entry->kv_offloading == "dram") {
     c.page_size = 64;
     c.hicache.enabled = true;
@@ -79,6 +99,17 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
       w.pcp = e.pcp;
       w.dp_attn = e.dp_attn;
       shape(pe, w, p.conc);
+      if (pe.dp > 1) {
+        // SGLang with DP attention divides --chunked-prefill-size by the DP
+        // size (python/sglang/srt/server_args.py, the data-parallelism
+        // handling; InferenceX's DeepSeek-V4 launcher passes 8192 x TP for an
+        // 8192-token budget a rank for that reason), and its tokenizer loops
+        // serve all ranks: each simulated rank has its own front end, so it
+        // gets its share of them.
+        if (command_flag_value(p.command, "--chunked-prefill-size"))
+          pe.config.chunked_prefill_size = std::max(1, pe.config.chunked_prefill_size / pe.dp);
+        pe.config.tokenizer_workers = std::max(1, pe.config.tokenizer_workers / pe.dp);
+      }
     }
     out.push_back(std::move(pe));
   } else {

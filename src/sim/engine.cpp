@@ -36,6 +36,7 @@ Engine::Engine(ModelSpec model, HardwareSpec hw, EngineConfig cfg)
              plan_.kv_bytes_per_token_rank + plan_.draft_kv_bytes_per_token_rank, plan_.state_bytes_per_request_rank),
       new_token_ratio_(cfg_.new_token_ratio_init), rng_(mix_seed(cfg_.seed, 0x51A)) {
   if (!cfg_.spec.enabled || !model_.mtp) cfg_.spec.enabled = false;
+  recv_counter_ = cfg_.scheduler_recv_interval;  // the first iteration polls
   // HiCache moves one page of one layer's KV per transfer unit.
   host_page_bytes_ = cfg_.page_size * plan_.kv_bytes_per_token_rank / std::max(1, model_.layers_full);
 }
@@ -83,11 +84,34 @@ void Engine::submit(SimRequestSpec spec) {
   auto r = std::make_unique<Req>();
   r->spec = std::move(spec);
   r->prompt_len = len;
-  waiting_.push_back(r.get());
+  if (cfg_.scheduler_recv_interval > 1)
+    inbox_.push_back(r.get());
+  else
+    waiting_.push_back(r.get());
   reqs_[r->spec.id] = std::move(r);
 }
 
-bool Engine::has_work() const { return !waiting_.empty() || !running_.empty() || chunked_ || !pending_errors_.empty(); }
+// SGLang's SchedulerRecvSkipper (python/sglang/srt/managers/
+// scheduler_recv_skipper.py; weights in environ.py,
+// SGLANG_SCHEDULER_RECV_SKIPPER_WEIGHT_*: decode 1, target verify 1, no
+// forward 1, any other mode, prefill included, 1000): every iteration adds
+// the weight of the one before, and the scheduler polls its socket once the
+// sum reaches --scheduler-recv-interval, then starts again from 0. The
+// counter starts full, so the first iteration polls. An engine with nothing
+// to run takes requests in at once: its idle loop spins through the
+// interval in a few scheduler passes.
+void Engine::receive() {
+  recv_counter_ += recv_last_weight_;
+  const bool idle = running_.empty() && waiting_.empty() && !chunked_;
+  if (recv_counter_ < cfg_.scheduler_recv_interval && !idle) return;
+  recv_counter_ = 0;
+  for (Req* r : inbox_) waiting_.push_back(r);
+  inbox_.clear();
+}
+
+bool Engine::has_work() const {
+  return !waiting_.empty() || !running_.empty() || chunked_ || !pending_errors_.empty() || !inbox_.empty();
+}
 
 std::int64_t Engine::kv_available() const {
   return plan_.kv_tokens - cache_.counters().device_tokens - private_tokens_;
@@ -422,25 +446,47 @@ void Engine::finish(Req& r, StepOutcome& out) {
   reqs_.erase(r.spec.id);
 }
 
+bool Engine::prefill_ready() const {
+  if (chunked_) return true;
+  if (waiting_.empty()) return false;
+  return static_cast<std::int64_t>(running_.size()) < plan_.max_running_requests;
+}
+
 StepOutcome Engine::step() {
+  StepGate gate;
+  if (prefill_deferred_left_ > 0) {
+    // SGLang's _should_defer_prefill: counts down on every iteration that
+    // is not allowed to prefill, decode or idle alike.
+    --prefill_deferred_left_;
+    gate.allow_prefill = false;
+  }
+  StepOutcome out = step(gate);
+  if (out.prefill) prefill_deferred_left_ = cfg_.prefill_decode_interval;
+  return out;
+}
+
+StepOutcome Engine::step(StepGate gate) {
   StepOutcome out;
   ++clock_;
   ++stats_.steps;
   out.events = std::move(pending_errors_);
   pending_errors_.clear();
+  if (cfg_.scheduler_recv_interval > 1) receive();
   bool progressed = true;
   if (cfg_.scheduler == SchedulerKind::vllm) {
     progressed = mixed_step(out);
     if (progressed) ++(out.prefill ? stats_.prefill_steps : stats_.decode_steps);
-  } else if (try_prefill(out)) {
+  } else if (gate.allow_prefill && try_prefill(out)) {
     ++stats_.prefill_steps;
-  } else if (!running_.empty()) {
+  } else if (gate.allow_decode && !running_.empty()) {
     decode(out);
     ++stats_.decode_steps;
   } else {
     progressed = false;
   }
-  if (!progressed && !waiting_.empty()) {
+  // A request is refused only when an iteration free to prefill, with
+  // nothing running (or free to run it), could not admit it.
+  if (!progressed && gate.allow_prefill && (gate.allow_decode || running_.empty()) && !waiting_.empty()) {
     // Nothing runs and the head of the queue cannot be admitted even into an
     // idle engine: it can never run here.
     Req* r = waiting_.front();
@@ -454,6 +500,7 @@ StepOutcome Engine::step() {
     ++stats_.rejected;
     reqs_.erase(r->spec.id);
   }
+  recv_last_weight_ = out.prefill ? 1000 : 1;
   stats_.busy_s += out.duration_s;
   if (out.prefill) {
     stats_.prefill_busy_s += out.duration_s;
@@ -467,7 +514,7 @@ StepOutcome Engine::step() {
 EngineStats Engine::stats() const {
   EngineStats s = stats_;
   s.running = static_cast<std::int64_t>(running_.size()) + (chunked_ ? 1 : 0);
-  s.waiting = static_cast<std::int64_t>(waiting_.size());
+  s.waiting = static_cast<std::int64_t>(waiting_.size() + inbox_.size());
   s.kv_total = plan_.kv_tokens;
   s.kv_used = private_tokens_ + cache_.counters().locked_device_tokens;
   s.kv_evictable = cache_.evictable_device_tokens();

@@ -100,16 +100,37 @@ struct EngineStats {
 // when admission never waited on a pool.
 const char* binding_pool(const EngineStats& s);
 
+// What a scheduler iteration may run: a DP-attention group decides it for
+// every rank (sim/lockstep_group.h); an engine alone decides it itself.
+struct StepGate {
+  bool allow_prefill = true;
+  bool allow_decode = true;
+};
+
 class Engine {
  public:
   Engine(ModelSpec model, HardwareSpec hw, EngineConfig cfg);
   ~Engine();
 
   // Queues a request; too-long prompts come back as an error event from the
-  // next step.
+  // next step. With --scheduler-recv-interval above 1 it waits in the inbox
+  // until an iteration takes new requests in.
   void submit(SimRequestSpec req);
   bool has_work() const;
+  // One scheduler iteration under the engine's own gate: prefill unless
+  // --prefill-decode-interval still defers it after this engine's last
+  // prefill (SGLang's local batch mode without DP attention).
   StepOutcome step();
+  // One iteration under a gate decided elsewhere (no interval of its own). A
+  // gate that allows neither returns an empty outcome.
+  StepOutcome step(StepGate gate);
+  // Would a prefill forward be attempted if allowed: a chunked request
+  // mid-way, or a waiting request and a free running slot. (SGLang's
+  // PrefillDelayer asks each rank this after its KV checks; here the KV
+  // check is left to the forward, which may then admit nothing.)
+  bool prefill_ready() const;
+  bool mid_chunk() const { return chunked_ != nullptr; }
+  std::int64_t running_count() const { return static_cast<std::int64_t>(running_.size()); }
 
   EngineStats stats() const;
   const MemoryPlan& plan() const { return plan_; }
@@ -173,6 +194,15 @@ class Engine {
   std::int64_t private_tokens_ = 0;
   std::int64_t running_slots_ = 0;
   std::int64_t clock_ = 0;  // LRU clock: one tick per step
+  int prefill_deferred_left_ = 0;  // step(): iterations --prefill-decode-interval still defers
+  // --scheduler-recv-interval: requests that reached the scheduler's socket
+  // and are not yet taken in (SGLang's SchedulerRecvSkipper), the weight of
+  // the iterations since the last intake, and what the last iteration ran.
+  std::vector<Req*> inbox_;
+  int recv_counter_ = 0;
+  int recv_last_weight_ = 1;
+  // Takes the inbox in when the skipper allows (see step(StepGate)).
+  void receive();
   double new_token_ratio_;
   Rng rng_;
   EngineStats stats_;

@@ -61,6 +61,20 @@ struct EngineConfig {
   int page_size = 1;
   int stream_interval = 1;       // decode forwards between streamed chunks
   int tokenizer_workers = 1;     // --tokenizer-worker-num: API-server loops that template and tokenize (sim/front_end_queue.h)
+  // --scheduler-recv-interval: the scheduler takes new requests in only when
+  // the forwards since it last did weigh this much (a decode or verify
+  // iteration 1, a prefill 1000, so right after one); 1 = every iteration.
+  int scheduler_recv_interval = 1;
+  // --prefill-decode-interval: scheduler iterations that may not prefill
+  // after one that did (0 = off). Alone, the engine counts its own prefills;
+  // in a DP-attention group, a prefill on any rank holds every rank
+  // (sim/lockstep_group.h).
+  int prefill_decode_interval = 0;
+  // --enable-prefill-delayer (DP attention only): a rank ready to prefill
+  // waits while another rank is not, for at most prefill_delayer_max_passes
+  // iterations (sim/lockstep_group.h).
+  bool prefill_delayer = false;
+  int prefill_delayer_max_passes = 30;  // --prefill-delayer-max-delay-passes
   double mamba_full_memory_ratio = 0.9;
   int mamba_running_ratio = 3;   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (no_buffer strategy)
   double new_token_ratio_init = 0.7;

@@ -66,10 +66,10 @@ void VirtualClient::run_step(std::int64_t start) {
   end_step(start, start + std::max<std::int64_t>(1, static_cast<std::int64_t>(out.duration_s * 1e9)), out);
 }
 
-StepOutcome VirtualClient::begin_step(std::int64_t start) {
+StepOutcome VirtualClient::begin_step(std::int64_t start, StepGate gate) {
   deliver_arrivals(start);
   if (!engine_.has_work()) return {};
-  return engine_.step();
+  return engine_.step(gate);
 }
 
 void VirtualClient::end_step(std::int64_t start, std::int64_t end, const StepOutcome& out) {

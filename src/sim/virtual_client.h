@@ -69,7 +69,17 @@ class VirtualClient {
   // When this rank would have a step to run, its engine free: now (0) when
   // it has work, else its next arrival at the scheduler; kNever when idle.
   std::int64_t ready_at() const;
-  StepOutcome begin_step(std::int64_t start);  // delivers arrivals by start; no work: an empty outcome
+  // Delivers the arrivals by `start` to the scheduler; then whether this
+  // rank would prefill if allowed (Engine::prefill_ready) and whether it is
+  // mid-way through a chunked prefill.
+  void deliver_until(std::int64_t start) { deliver_arrivals(start); }
+  bool prefill_ready() const { return engine_.prefill_ready(); }
+  bool mid_chunk() const { return engine_.mid_chunk(); }
+  std::int64_t running_count() const { return engine_.running_count(); }
+  std::int64_t max_running() const { return engine_.plan().max_running_requests; }
+  const EngineConfig& engine_config() const { return engine_.config(); }
+  // The rank's step under the group's gate; no work: an empty outcome.
+  StepOutcome begin_step(std::int64_t start, StepGate gate = {});
   void end_step(std::int64_t start, std::int64_t end, const StepOutcome& out);
 
   // Where the time to each first token went, summed over the requests that

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -38,7 +39,7 @@ namespace {
 AgentxSeries read_series(const std::string& id, const JsonReader& s) {
   s.reject_unknown_keys({"split", "family", "master_key", "engine", "engine_image", "model_spec", "hardware", "num_gpus",
                          "tp", "ep", "dp_attention", "kv_offload", "runner", "dram_utilization", "spec", "kv_dtype_bytes",
-                         "mem_fraction_static", "max_total_tokens", "context_length", "corpus", "rerun_of", "cliff_after", "excluded", "source", "notes"});
+                         "mem_fraction_static", "launcher_flags", "max_total_tokens", "context_length", "corpus", "rerun_of", "cliff_after", "excluded", "source", "notes"});
   AgentxSeries v;
   v.id = id;
   v.split = s.string("split");
@@ -74,7 +75,23 @@ AgentxSeries read_series(const std::string& id, const JsonReader& s) {
     }
   }
   v.kv_dtype_bytes = s.integer_or("kv_dtype_bytes", 0, JsonRange::between(0, 4));
-  v.mem_fraction_static = s.number_or("mem_fraction_static", 0.80, JsonRange::fraction());
+  v.launcher_flags = s.string_or("launcher_flags", "");
+  double flag_fraction = 0.80;
+  if (const auto f = recipe::command_flag_value(v.launcher_flags, "--mem-fraction-static")) {
+    char* end = nullptr;
+    flag_fraction = std::strtod(f->c_str(), &end);
+    if (end == f->c_str() || *end != '\0' || !(flag_fraction > 0 && flag_fraction < 1))
+      s.fail("launcher_flags", "--mem-fraction-static must be a number between 0 and 1");
+  }
+  if (s.has("mem_fraction_static") && recipe::command_flag_value(v.launcher_flags, "--mem-fraction-static"))
+    s.fail("mem_fraction_static", "is given twice: drop it or the --mem-fraction-static in launcher_flags");
+  v.mem_fraction_static = s.number_or("mem_fraction_static", flag_fraction, JsonRange::fraction());
+  if (const auto r = recipe::command_flag_value(v.launcher_flags, "--swa-full-tokens-ratio")) {
+    char* end = nullptr;
+    const double x = std::strtod(r->c_str(), &end);
+    if (end == r->c_str() || *end != '\0' || !(x > 0 && x <= 1))
+      s.fail("launcher_flags", "--swa-full-tokens-ratio must be a number in (0, 1]");
+  }
   v.max_total_tokens = s.integer_or("max_total_tokens", 0, JsonRange::between(0, 1e9));
   v.context_length = s.integer_or("context_length", 0, JsonRange::between(0, 1e8));
   v.corpus = s.string("corpus");
@@ -177,6 +194,7 @@ std::unique_ptr<SeriesPoint> series_point(const AgentxSeries& s, int conc) {
   p.conc = conc;
   p.max_running_requests = 2 * conc;
   p.cuda_graph_max_bs = std::min(conc, 64);
+  p.command = s.launcher_flags;
   if (s.kv_offload == "dram") {
     const recipe::RunnerRow* r = recipe::find_runner(s.runner);
     p.dram_ranks = s.tp;
@@ -198,6 +216,9 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   sim::ModelSpec model = sim::load_model_spec(s.model_spec);
   if (s.kv_dtype_bytes > 0) model.kv_dtype_bytes = s.kv_dtype_bytes;
   if (s.context_length > 0) model.max_context = static_cast<int>(s.context_length);
+  if (const auto r = recipe::command_flag_value(s.launcher_flags, "--swa-full-tokens-ratio");
+      r && model.attention.kind == sim::AttentionLayout::Kind::compressed)
+    model.attention.swa_full_tokens_ratio = std::strtod(r->c_str(), nullptr);
   const sim::HardwareSpec hw = sim::load_hardware_spec(s.hardware);
   const sim::EngineCosts costs = o.costs ? o.costs(s.engine) : sim::load_engine_costs(s.engine);
   auto sp = series_point(s, p.concurrency);

@@ -56,7 +56,13 @@ struct AgentxSeries {
   double acceptance_length = 1;
   int num_steps = 3, num_draft_tokens = 4;
   int kv_dtype_bytes = 0;  // 0: the spec's
-  double mem_fraction_static = 0.80;
+  double mem_fraction_static = 0.80;  // the field, else the launcher flags' --mem-fraction-static, else 0.80
+  // The scheduling and memory flags the entry's launcher passes to the
+  // engine, as written in the launcher at the revision the series notes
+  // cite ("--chunked-prefill-size 65536 --prefill-decode-interval 10 ..."):
+  // read as a recipe's server command is (recipe/point_engine_config.h),
+  // plus --swa-full-tokens-ratio into the model's compressed layout.
+  std::string launcher_flags;
   std::int64_t max_total_tokens = 0;  // the launcher's --max-total-tokens (0: none)
   std::int64_t context_length = 0;    // the launcher's --context-length (0: the spec's max_context)
   std::string corpus;  // synth preset name

@@ -515,3 +515,43 @@ TEST(MasterConfig, PoolsMatchHandDerivations) {
   const double kv1 = rest1 - std::min<double>(104, slots1 / 3) * 4 * state1 - static_cast<double>(slots1) * state1;
   EXPECT_NEAR(static_cast<double>(trt.plan.kv_tokens), std::floor(kv1 / (15 * 2 * 2 * 256 + 2 * 2 * 256)), 1.0);
 }
+
+// A launcher's scheduling flags reach the simulated engine as SGLang reads
+// them: with DP attention the global chunk and the tokenizer loops are split
+// over the ranks; the interval, the delayer and the memory fraction are
+// every rank's own.
+TEST(PointEngineConfig, LauncherSchedulingFlagsReachEveryRank) {
+  Recipe r;
+  r.framework = "sglang";
+  SearchSpaceEntry e;
+  e.tp = 8;
+  e.ep = 8;
+  e.dp_attn = true;
+  ExpandedPoint p;
+  p.entry = &e;
+  p.conc = 64;
+  p.max_running_requests = 128;
+  p.cuda_graph_max_bs = 64;
+  p.command = "python3 -m sglang.launch_server --tp 8 --dp 8 --enable-dp-attention --mem-fraction-static 0.88 "
+              "--chunked-prefill-size 65536 --tokenizer-worker-num 8 --enable-prefill-delayer "
+              "--prefill-decode-interval 10 --stream-interval 20";
+  const auto dpa = engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_EQ(dpa.size(), 1u);
+  EXPECT_EQ(dpa[0].dp, 8);
+  EXPECT_EQ(dpa[0].config.chunked_prefill_size, 8192);
+  EXPECT_EQ(dpa[0].config.tokenizer_workers, 1);
+  EXPECT_EQ(dpa[0].config.prefill_decode_interval, 10);
+  EXPECT_TRUE(dpa[0].config.prefill_delayer);
+  EXPECT_EQ(dpa[0].config.stream_interval, 20);
+  EXPECT_DOUBLE_EQ(dpa[0].config.mem_fraction_static, 0.88);
+  // The same flags on plain TP8: nothing split, no delayer unless named.
+  e.dp_attn = false;
+  p.command = "python3 -m sglang.launch_server --tp 8 --chunked-prefill-size 8192 --tokenizer-worker-num 4";
+  const auto tp = engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_EQ(tp.size(), 1u);
+  EXPECT_EQ(tp[0].config.chunked_prefill_size, 8192);
+  EXPECT_EQ(tp[0].config.tokenizer_workers, 4);
+  EXPECT_EQ(tp[0].config.prefill_decode_interval, 0);
+  EXPECT_FALSE(tp[0].config.prefill_delayer);
+  EXPECT_DOUBLE_EQ(tp[0].config.mem_fraction_static, 0.80);
+}

@@ -106,6 +106,52 @@ TEST(Engine, PrefillRunsBeforeDecode) {
   EXPECT_TRUE(out.prefill);  // the new arrival is prefilled first, decode waits
 }
 
+TEST(Engine, ASchedulerRecvIntervalTakesRequestsInEveryNDecodeIterations) {
+  EngineConfig c = dense_config();
+  c.scheduler_recv_interval = 10;
+  auto e = dense_engine(c);
+  e.submit({1, tokens(1, 100), 200});
+  EXPECT_TRUE(e.step().prefill);  // an idle engine takes a request in at once
+  EXPECT_FALSE(e.step().prefill);  // the prefill's weight (1000) makes this one poll: nothing there
+  e.submit({2, tokens(10000, 100), 50});
+  // The counter restarted at the last poll: nine more decode iterations
+  // bring it to 10, and the tenth iteration takes request 2 in.
+  int decodes = 0;
+  while (!e.step().prefill) {
+    ++decodes;
+    ASSERT_LT(decodes, 50);
+    EXPECT_EQ(e.stats().waiting, 1);  // counted as waiting though not yet taken in
+  }
+  EXPECT_EQ(decodes, 9);
+  // Right after that prefill the next iteration polls again.
+  e.submit({3, tokens(20000, 100), 50});
+  EXPECT_TRUE(e.step().prefill);
+}
+
+TEST(Engine, APrefillDecodeIntervalDefersTheNextPrefillsOwnIterations) {
+  EngineConfig c = dense_config();
+  c.prefill_decode_interval = 3;
+  auto e = dense_engine(c);
+  e.submit({1, tokens(1, 100), 50});
+  EXPECT_TRUE(e.step().prefill);  // prefill of 1 arms the interval
+  e.submit({2, tokens(10000, 100), 50});
+  // Three iterations decode request 1 although request 2 waits, then it runs.
+  for (int i = 0; i < 3; ++i) {
+    const auto out = e.step();
+    EXPECT_FALSE(out.prefill) << "iteration " << i;
+    EXPECT_EQ(out.batch, 1) << "iteration " << i;
+    EXPECT_TRUE(e.prefill_ready());
+  }
+  EXPECT_TRUE(e.step().prefill);
+  // A gate decided elsewhere (a DP-attention group) overrides the engine's own.
+  EXPECT_FALSE(e.step(StepGate{false, true}).prefill);
+  e.submit({3, tokens(20000, 100), 50});
+  EXPECT_TRUE(e.step(StepGate{true, true}).prefill);
+  const auto idle = e.step(StepGate{false, false});
+  EXPECT_EQ(idle.batch, 0);
+  EXPECT_EQ(idle.duration_s, 0.0);
+}
+
 TEST(Engine, MaxRunningRequestsCapsTheBatch) {
   auto c = dense_config();
   c.max_running_requests = 3;

@@ -1,12 +1,17 @@
 // DP-attention ranks step together (sim/lockstep_group.h): a long prefill
 // on one rank holds the decode of the other for as long as it lasts, where
 // independent replicas leave it alone; a group whose ranks decode side by
-// side steps no slower than its slowest rank.
+// side steps no slower than its slowest rank. The group decides who may
+// prefill: --enable-prefill-delayer holds a ready rank while another is not
+// ready, --prefill-decode-interval keeps every rank from prefilling for N
+// iterations after a prefill, and with speculative decoding no rank decodes
+// in a step where another prefills.
 #include "sim/lockstep_group.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <memory>
 #include <numeric>
 
@@ -83,4 +88,123 @@ TEST(LockstepGroup, AnotherRanksPrefillHoldsThisRanksDecode) {
   EXPECT_GT(lock_gap, free_ttft / 8) << lock_gap << " " << free_ttft;
   // Rank 1's own prefill is not sped up by being in a group.
   EXPECT_GE(lock_ttft, free_ttft);
+}
+
+namespace {
+
+// Rank 0 decodes a 600-token answer from t = 0; at 200 ms (long after any
+// deferral its own prefill started) rank 1 gets a `prompt`-token request. Every step of the group is recorded.
+constexpr std::int64_t kArrival = 200'000'000;
+
+struct GroupRun {
+  std::vector<std::int64_t> rank0_events;  // rank 0's streamed chunks (ns)
+  std::int64_t rank1_first = 0;            // rank 1's first token (ns)
+  std::int64_t rank1_ttft = 0;
+  std::int64_t delayed = 0, deferred = 0;
+  // Rank 0's median gap between chunks before rank 1's request: one decode step.
+  std::int64_t decode_step() const {
+    std::vector<std::int64_t> gaps;
+    for (std::size_t k = 1; k < rank0_events.size() && rank0_events[k] < kArrival; ++k)
+      gaps.push_back(rank0_events[k] - rank0_events[k - 1]);
+    if (gaps.empty()) return 0;
+    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+    return gaps[gaps.size() / 2];
+  }
+};
+
+GroupRun run_group(const std::string& model, const sim::EngineConfig& cfg, int prompt) {
+  auto e0 = std::make_unique<sim::Engine>(sim::load_model_spec(model), sim::load_hardware_spec("h200"), cfg);
+  auto e1 = std::make_unique<sim::Engine>(sim::load_model_spec(model), sim::load_hardware_spec("h200"), cfg);
+  sim::VirtualClient c0(*e0, 0, 0), c1(*e1, 0, 0);
+  sim::LockstepGroup group({&c0, &c1});
+  c0.send(0, record(), request(1, 200, 600));
+  std::vector<sim::VirtualClient::Finished> done;
+  std::int64_t t = 0;
+  bool sent = false;
+  for (int guard = 0; done.size() < 2 && guard < 1000000; ++guard) {
+    if (!sent && t >= kArrival) {
+      c1.send(t, record(), request(2, prompt, 4));
+      sent = true;
+    }
+    std::int64_t next = std::min({c0.next_event_ns(), c1.next_event_ns(), group.next_step_start()});
+    if (!sent) next = std::min<std::int64_t>(next, kArrival);
+    t = std::max(t + 1, next);
+    group.advance_to(t);
+    for (auto* c : {&c0, &c1})
+      for (auto& f : c->advance_to(t)) done.push_back(std::move(f));
+  }
+  EXPECT_EQ(done.size(), 2u);
+  GroupRun out;
+  for (const auto& f : done) {
+    EXPECT_FALSE(f.rec.error) << f.rec.error->message;
+    if (f.id == 1) out.rank0_events = f.rec.content_ns;
+    if (f.id == 2 && !f.rec.content_ns.empty()) {
+      out.rank1_first = f.rec.content_ns.front();
+      out.rank1_ttft = out.rank1_first - f.rec.start_ns;
+    }
+  }
+  out.delayed = group.delayed_passes();
+  out.deferred = group.deferred_passes();
+  return out;
+}
+
+}  // namespace
+
+TEST(LockstepGroup, ThePrefillDelayerHoldsAReadyRankForAtMostItsPasses) {
+  sim::EngineConfig plain;
+  sim::EngineConfig delayer = plain;
+  delayer.prefill_delayer = true;  // 30 passes by default
+  const GroupRun base = run_group("qwen3-8b", plain, 2000);
+  const GroupRun held = run_group("qwen3-8b", delayer, 2000);
+  // Each rank's prefill finds the other with none to offer, so it waits the
+  // whole cap: 29 delayed iterations for rank 0's own first prefill (rank 1
+  // idle, each pass one scheduler iteration) and 29 for rank 1's, each of
+  // those one of rank 0's decode steps, then it runs.
+  EXPECT_EQ(base.delayed, 0);
+  EXPECT_EQ(held.delayed, 58);
+  const std::int64_t step = held.decode_step();
+  ASSERT_GT(step, 0);
+  const std::int64_t added = held.rank1_ttft - base.rank1_ttft;
+  EXPECT_GE(added, 27 * step) << added << " ns added, decode step " << step;
+  EXPECT_LE(added, 31 * step) << added << " ns added, decode step " << step;
+}
+
+TEST(LockstepGroup, APrefillDecodeIntervalSpacesEveryChunkOfAPrefill) {
+  sim::EngineConfig plain;
+  plain.chunked_prefill_size = 4096;
+  plain.max_prefill_tokens = 4096;
+  sim::EngineConfig spaced = plain;
+  spaced.prefill_decode_interval = 10;
+  // 12k tokens: three chunks, and between each two the group's next ten
+  // iterations prefill nowhere (rank 0 decodes through them).
+  const GroupRun base = run_group("qwen3-8b", plain, 12000);
+  const GroupRun held = run_group("qwen3-8b", spaced, 12000);
+  EXPECT_EQ(base.deferred, 0);
+  EXPECT_EQ(held.deferred, 20);
+  const std::int64_t step = held.decode_step();
+  ASSERT_GT(step, 0);
+  const std::int64_t added = held.rank1_ttft - base.rank1_ttft;
+  EXPECT_GE(added, 18 * step) << added << " ns added, decode step " << step;
+  EXPECT_LE(added, 22 * step) << added << " ns added, decode step " << step;
+}
+
+TEST(LockstepGroup, WithSpeculativeDecodingNoRankDecodesWhileAnotherPrefills) {
+  sim::EngineConfig cfg;
+  cfg.tp = 8;  // a GLM-4.6 rank holds an eighth of the weights
+  const GroupRun plain = run_group("glm-4.6-fp8", cfg, 3000);
+  cfg.spec.enabled = true;
+  const GroupRun spec = run_group("glm-4.6-fp8", cfg, 3000);
+  auto decoded_at = [](const GroupRun& r, std::int64_t t) {
+    return std::find(r.rank0_events.begin(), r.rank0_events.end(), t) != r.rank0_events.end();
+  };
+  ASSERT_GT(plain.rank1_first, 0);
+  ASSERT_GT(spec.rank1_first, 0);
+  // Without speculation rank 0 decodes in the step of rank 1's prefill (its
+  // chunk lands at the prefill's end); with it, rank 0 sits that step out.
+  EXPECT_TRUE(decoded_at(plain, plain.rank1_first));
+  EXPECT_FALSE(decoded_at(spec, spec.rank1_first));
+  // And rank 0's next chunk comes one decode round after the prefill.
+  const auto after = std::upper_bound(spec.rank0_events.begin(), spec.rank0_events.end(), spec.rank1_first);
+  ASSERT_NE(after, spec.rank0_events.end());
+  EXPECT_LE(*after - spec.rank1_first, 2 * spec.decode_step());
 }

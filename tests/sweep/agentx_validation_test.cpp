@@ -84,6 +84,22 @@ TEST(AgentxValidation, BadInputNamesTheSeriesPointAndField) {
   EXPECT_NE(dram.find("series.s1.runner"), std::string::npos) << dram;
   const std::string value = error_of(set_text("", R"(, "total_tok_s_gpu": -5)"));
   EXPECT_NE(value.find("total_tok_s_gpu"), std::string::npos) << value;
+  const std::string fraction = error_of(set_text(R"(, "launcher_flags": "--mem-fraction-static 1.5")"));
+  EXPECT_NE(fraction.find("series.s1.launcher_flags"), std::string::npos) << fraction;
+  EXPECT_NE(fraction.find("--mem-fraction-static"), std::string::npos) << fraction;
+  const std::string twice =
+      error_of(set_text(R"(, "mem_fraction_static": 0.8, "launcher_flags": "--mem-fraction-static 0.88")"));
+  EXPECT_NE(twice.find("series.s1.mem_fraction_static"), std::string::npos) << twice;
+  const std::string swa = error_of(set_text(R"(, "launcher_flags": "--swa-full-tokens-ratio x")"));
+  EXPECT_NE(swa.find("--swa-full-tokens-ratio"), std::string::npos) << swa;
+}
+
+TEST(AgentxValidation, LauncherFlagsSetTheMemoryFraction) {
+  const auto set = sweep::load_agentx_set(
+      write_temp("agentx_flags.json", set_text(R"(, "launcher_flags": "--chunked-prefill-size 8192 --mem-fraction-static 0.88")")));
+  EXPECT_DOUBLE_EQ(set.series.at("s1").mem_fraction_static, 0.88);
+  EXPECT_DOUBLE_EQ(sweep::load_agentx_set(write_temp("agentx_noflags.json", set_text())).series.at("s1").mem_fraction_static,
+                   0.80);
 }
 
 TEST(AgentxValidation, ARerunMustShareItsOriginalsSplit) {
