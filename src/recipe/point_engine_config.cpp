@@ -35,6 +35,9 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   positive("--max-prefill-tokens", c.max_prefill_tokens);
   positive("--stream-interval", c.stream_interval);
   positive("--scheduler-recv-interval", c.scheduler_recv_interval);
+  positive("--max-num-batched-tokens", c.max_num_batched_tokens);  // vLLM
+  positive("--block-size", c.page_size);                           // vLLM's KV block: its prefix-match unit
+  positive("--page-size", c.page_size);
   positive("--prefill-decode-interval", c.prefill_decode_interval);
   positive("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes);
   c.prefill_delayer = command_flag_value(p.command, "--enable-prefill-delayer").has_value();
@@ -43,7 +46,7 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
     if (std::sscanf(v->c_str(), "%lf", &f) == 1 && f > 0 && f < 1) c.mem_fraction_static = f;
   }
   if (p.entry->kv_offloading == "dram") {
-    c.page_size = 64;
+    if (!command_flag_value(p.command, "--page-size")) c.page_size = 64;
     c.hicache.enabled = true;
     c.hicache.size_gb = static_cast<double>(p.hicache_size_gb);
     c.hicache.write_policy = sim::WritePolicy::write_through_selective;
