@@ -148,6 +148,16 @@ GroupRun run_group(const std::string& model, const sim::EngineConfig& cfg, int p
   return out;
 }
 
+// What holding rank 1 cost it: its TTFT over the unheld run's, between `lo`
+// and `hi` of rank 0's decode steps (each held iteration is one of them).
+void expect_ttft_added_in_decode_steps(const GroupRun& base, const GroupRun& held, int lo, int hi) {
+  const std::int64_t step = held.decode_step();
+  ASSERT_GT(step, 0);
+  const std::int64_t added = held.rank1_ttft - base.rank1_ttft;
+  EXPECT_GE(added, lo * step) << added << " ns added, decode step " << step;
+  EXPECT_LE(added, hi * step) << added << " ns added, decode step " << step;
+}
+
 }  // namespace
 
 TEST(LockstepGroup, ThePrefillDelayerHoldsAReadyRankForAtMostItsPasses) {
@@ -162,11 +172,7 @@ TEST(LockstepGroup, ThePrefillDelayerHoldsAReadyRankForAtMostItsPasses) {
   // those one of rank 0's decode steps, then it runs.
   EXPECT_EQ(base.delayed, 0);
   EXPECT_EQ(held.delayed, 58);
-  const std::int64_t step = held.decode_step();
-  ASSERT_GT(step, 0);
-  const std::int64_t added = held.rank1_ttft - base.rank1_ttft;
-  EXPECT_GE(added, 27 * step) << added << " ns added, decode step " << step;
-  EXPECT_LE(added, 31 * step) << added << " ns added, decode step " << step;
+  expect_ttft_added_in_decode_steps(base, held, 27, 31);
 }
 
 TEST(LockstepGroup, APrefillDecodeIntervalSpacesEveryChunkOfAPrefill) {
@@ -181,11 +187,7 @@ TEST(LockstepGroup, APrefillDecodeIntervalSpacesEveryChunkOfAPrefill) {
   const GroupRun held = run_group("qwen3-8b", spaced, 12000);
   EXPECT_EQ(base.deferred, 0);
   EXPECT_EQ(held.deferred, 20);
-  const std::int64_t step = held.decode_step();
-  ASSERT_GT(step, 0);
-  const std::int64_t added = held.rank1_ttft - base.rank1_ttft;
-  EXPECT_GE(added, 18 * step) << added << " ns added, decode step " << step;
-  EXPECT_LE(added, 22 * step) << added << " ns added, decode step " << step;
+  expect_ttft_added_in_decode_steps(base, held, 18, 22);
 }
 
 TEST(LockstepGroup, WithSpeculativeDecodingNoRankDecodesWhileAnotherPrefills) {
