@@ -9,7 +9,9 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "common/error.h"
 #include "common/json_reader.h"
@@ -76,22 +78,23 @@ AgentxSeries read_series(const std::string& id, const JsonReader& s) {
   }
   v.kv_dtype_bytes = s.integer_or("kv_dtype_bytes", 0, JsonRange::between(0, 4));
   v.launcher_flags = s.string_or("launcher_flags", "");
-  double flag_fraction = 0.80;
-  if (const auto f = recipe::command_flag_value(v.launcher_flags, "--mem-fraction-static")) {
-    char* end = nullptr;
-    flag_fraction = std::strtod(f->c_str(), &end);
-    if (end == f->c_str() || *end != '\0' || !(flag_fraction > 0 && flag_fraction < 1))
-      s.fail("launcher_flags", "--mem-fraction-static must be a number between 0 and 1");
-  }
-  if (s.has("mem_fraction_static") && recipe::command_flag_value(v.launcher_flags, "--mem-fraction-static"))
+  // A number a launcher flag gives, checked once here: (lo, hi), or (lo, hi] when hi_closed.
+  auto flag_number = [&](const char* flag, double lo, double hi, bool hi_closed, const char* expected) {
+    std::optional<double> out;
+    if (const auto f = recipe::command_flag_value(v.launcher_flags, flag)) {
+      char* end = nullptr;
+      const double x = std::strtod(f->c_str(), &end);
+      if (end == f->c_str() || *end != '\0' || !(x > lo && (hi_closed ? x <= hi : x < hi)))
+        s.fail("launcher_flags", std::string(flag) + " must be " + expected);
+      out = x;
+    }
+    return out;
+  };
+  const auto flag_fraction = flag_number("--mem-fraction-static", 0, 1, false, "a number between 0 and 1");
+  if (s.has("mem_fraction_static") && flag_fraction)
     s.fail("mem_fraction_static", "is given twice: drop it or the --mem-fraction-static in launcher_flags");
-  v.mem_fraction_static = s.number_or("mem_fraction_static", flag_fraction, JsonRange::fraction());
-  if (const auto r = recipe::command_flag_value(v.launcher_flags, "--swa-full-tokens-ratio")) {
-    char* end = nullptr;
-    const double x = std::strtod(r->c_str(), &end);
-    if (end == r->c_str() || *end != '\0' || !(x > 0 && x <= 1))
-      s.fail("launcher_flags", "--swa-full-tokens-ratio must be a number in (0, 1]");
-  }
+  v.mem_fraction_static = s.number_or("mem_fraction_static", flag_fraction.value_or(0.80), JsonRange::fraction());
+  v.swa_full_tokens_ratio = flag_number("--swa-full-tokens-ratio", 0, 1, true, "a number in (0, 1]").value_or(0);
   v.max_total_tokens = s.integer_or("max_total_tokens", 0, JsonRange::between(0, 1e9));
   v.context_length = s.integer_or("context_length", 0, JsonRange::between(0, 1e8));
   v.corpus = s.string("corpus");
@@ -216,9 +219,8 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   sim::ModelSpec model = sim::load_model_spec(s.model_spec);
   if (s.kv_dtype_bytes > 0) model.kv_dtype_bytes = s.kv_dtype_bytes;
   if (s.context_length > 0) model.max_context = static_cast<int>(s.context_length);
-  if (const auto r = recipe::command_flag_value(s.launcher_flags, "--swa-full-tokens-ratio");
-      r && model.attention.kind == sim::AttentionLayout::Kind::compressed)
-    model.attention.swa_full_tokens_ratio = std::strtod(r->c_str(), nullptr);
+  if (s.swa_full_tokens_ratio > 0 && model.attention.kind == sim::AttentionLayout::Kind::compressed)
+    model.attention.swa_full_tokens_ratio = s.swa_full_tokens_ratio;
   const sim::HardwareSpec hw = sim::load_hardware_spec(s.hardware);
   const sim::EngineCosts costs = o.costs ? o.costs(s.engine) : sim::load_engine_costs(s.engine);
   auto sp = series_point(s, p.concurrency);

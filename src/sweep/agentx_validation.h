@@ -63,6 +63,7 @@ struct AgentxSeries {
   // read as a recipe's server command is (recipe/point_engine_config.h),
   // plus --swa-full-tokens-ratio into the model's compressed layout.
   std::string launcher_flags;
+  double swa_full_tokens_ratio = 0;  // the flags' --swa-full-tokens-ratio (0: the spec's)
   std::int64_t max_total_tokens = 0;  // the launcher's --max-total-tokens (0: none)
   std::int64_t context_length = 0;    // the launcher's --context-length (0: the spec's max_context)
   std::string corpus;  // synth preset name
