@@ -14,12 +14,6 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   c.max_running_requests = p.max_running_requests;
   c.cuda_graph_max_bs = p.cuda_graph_max_bs;
   c.spec.enabled = p.entry->spec_decoding == "mtp";
-  // The launcher's API-server loops: each tokenizes whole prompts in turn
-  // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.
-  if (const auto v = command_flag_value(p.command, "--tokenizer-worker-num")) {
-    int n = 0;
-    if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) c.tokenizer_workers = n;
-  }
   // A launcher's --kv-cache-dtype (BF16 KV halves the pool of an FP8 spec).
   if (const auto v = command_flag_value(p.command, "--kv-cache-dtype")) c.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(*v);
   // The launcher's scheduling flags, as SGLang reads them (a DP-attention
@@ -31,6 +25,9 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
       if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) into = n;
     }
   };
+  // The API-server loops: each tokenizes whole prompts in turn
+  // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.
+  positive("--tokenizer-worker-num", c.tokenizer_workers);
   positive("--chunked-prefill-size", c.chunked_prefill_size);
   positive("--max-prefill-tokens", c.max_prefill_tokens);
   positive("--stream-interval", c.stream_interval);
