@@ -38,7 +38,13 @@ struct Scored {
   const AgentxPoint* p = nullptr;
   AgentxPrediction pred;
   std::map<std::string, double> error;  // metric -> signed relative error
+  // With --sample-orders K > 1: metric -> [min, max] over the K trace
+  // orders (the prediction itself included), and the orders that failed.
+  std::map<std::string, std::pair<double, double>> sampled;
+  std::vector<std::string> sampled_failures;
 };
+
+bool inside(const std::pair<double, double>& range, double v) { return range.first <= v && v <= range.second; }
 
 std::string pct(double v) {
   char b[32];
@@ -114,9 +120,32 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
       }
       for (const auto& [m, v] : r.p->published)
         if (auto it = r.pred.metrics.find(m); it != r.pred.metrics.end()) r.error[m] = (it->second - v) / v;
+      double point_cpu = r.pred.cpu_seconds;
+      if (o.sample_orders > 1 && r.pred.failure.empty()) {
+        for (const auto& [m, v] : r.pred.metrics) r.sampled[m] = {v, v};
+        const auto corpus = static_cast<std::int64_t>(sweep::agentx_corpus(set.series_of(*r.p).corpus).size());
+        for (int k = 1; k < o.sample_orders; ++k) {
+          sweep::AgentxPredictOptions pk = po;
+          pk.first_trace = k * corpus / o.sample_orders;
+          AgentxPrediction other;
+          try {
+            other = sweep::predict_agentx_point(set, *r.p, pk);
+          } catch (const UserError& e) {
+            other.failure = e.what();
+          }
+          point_cpu += other.cpu_seconds;
+          if (!other.failure.empty()) {
+            r.sampled_failures.push_back("first trace " + std::to_string(pk.first_trace) + ": " + other.failure);
+            continue;
+          }
+          for (const auto& [m, v] : other.metrics)
+            if (auto it = r.sampled.find(m); it != r.sampled.end())
+              it->second = {std::min(it->second.first, v), std::max(it->second.second, v)};
+        }
+      }
       std::lock_guard lk(print_mu);
       ++done;
-      cpu += r.pred.cpu_seconds;
+      cpu += point_cpu;
       if (!o.quiet) {
         std::string line;
         for (const auto& [m, e] : r.error) {
@@ -170,13 +199,19 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
       if (pr == r.pred.metrics.end())
         std::snprintf(b, sizeof b, " %s / - |", num(pub->second).c_str());
       else
-        std::snprintf(b, sizeof b, " %s / %s (%+.0f %%) |", num(pub->second).c_str(), num(pr->second).c_str(),
+        std::snprintf(b, sizeof b, " %s / %s (%+.0f %%)", num(pub->second).c_str(), num(pr->second).c_str(),
                       100 * r.error.at(m));
       md << b;
+      if (auto sr = r.sampled.find(m); sr != r.sampled.end() && pr != r.pred.metrics.end())
+        md << " [" << num(sr->second.first) << "-" << num(sr->second.second) << "]";
+      if (pr != r.pred.metrics.end()) md << " |";
     }
     md << "\n";
   }
-  md << "\nCells: published / predicted (signed error). Points past a published cliff are scored by the cliff's position (below), not in the MAPE.\n\n";
+  md << "\nCells: published / predicted (signed error)"
+     << (o.sample_orders > 1 ? " [lowest-highest prediction over " + std::to_string(o.sample_orders) + " trace orders]"
+                             : std::string())
+     << ". Points past a published cliff are scored by the cliff's position (below), not in the MAPE.\n\n";
   md << "| MAPE | ";
   for (const auto& [m, label] : shown_metrics()) md << label << " | ";
   md << "\n|---|";
@@ -192,6 +227,41 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   };
   for (const auto& [split, errs] : by_split) mape_row(split == "fit" ? "fitting series" : "held-out series", errs);
   for (const auto& [fam, errs] : by_family) mape_row("held-out, " + fam, errs);
+  if (o.sample_orders > 1) {
+    // Over the points the MAPE scores: the median half-width of the sampled
+    // range, relative to the prediction, and how many published values lie
+    // inside it (held-out series).
+    std::map<std::string, std::vector<double>> half;
+    std::map<std::string, std::pair<int, int>> in_range;
+    for (const auto& r : rows) {
+      if (sweep::past_published_cliff(set, *r.p)) continue;
+      for (const auto& [m, range] : r.sampled) {
+        auto pr = r.pred.metrics.find(m);
+        if (r.p->published.count(m) == 0 || pr == r.pred.metrics.end() || pr->second == 0) continue;
+        half[m].push_back((range.second - range.first) / 2 / std::abs(pr->second));
+        if (set.series_of(*r.p).split != "held_out") continue;
+        ++in_range[m].second;
+        if (inside(range, r.p->published.at(m))) ++in_range[m].first;
+      }
+    }
+    md << "| sampling spread (median half-range, " << o.sample_orders << " trace orders) |";
+    for (const auto& [m, label] : shown_metrics()) {
+      auto it = half.find(m);
+      if (it == half.end()) {
+        md << " - |";
+        continue;
+      }
+      std::sort(it->second.begin(), it->second.end());
+      md << " " << pct(100 * percentile_sorted(it->second, 50)) << " |";
+    }
+    md << "\n| held-out: published inside the range |";
+    for (const auto& [m, label] : shown_metrics()) {
+      auto it = in_range.find(m);
+      md << " " << (it == in_range.end() ? "-" : std::to_string(it->second.first) + " of " + std::to_string(it->second.second))
+         << " |";
+    }
+    md << "\n";
+  }
   md << "| run-to-run spread (median, reruns) |";
   for (const auto& [m, label] : shown_metrics()) {
     auto it = spread.find(m);
@@ -258,7 +328,8 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   std::printf("\nPredicted %zu points in %.0f s of CPU (%d threads, %.0f s of serving each)\n", rows.size(), cpu, jobs,
               o.duration_s);
 
-  nlohmann::ordered_json j = {{"source", set.source}, {"duration_s", o.duration_s}, {"cpu_seconds", cpu}};
+  nlohmann::ordered_json j = {{"source", set.source}, {"duration_s", o.duration_s}, {"cpu_seconds", cpu},
+                              {"sample_orders", o.sample_orders}};
   j["points"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
     nlohmann::ordered_json pj = {{"id", r.p->id}, {"series", r.p->series}, {"family", set.series_of(*r.p).family},
@@ -269,6 +340,12 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
                                  {"requests", r.pred.requests},
                                  {"cpu_seconds", r.pred.cpu_seconds}};
     if (!r.pred.failure.empty()) pj["failure"] = r.pred.failure;
+    if (!r.sampled.empty()) {
+      nlohmann::ordered_json sj = nlohmann::ordered_json::object();
+      for (const auto& [m, range] : r.sampled) sj[m] = {range.first, range.second};
+      pj["sampled_range"] = sj;
+    }
+    if (!r.sampled_failures.empty()) pj["sampled_failures"] = r.sampled_failures;
     j["points"].push_back(pj);
   }
   auto mapes = [&](const std::map<std::string, std::map<std::string, std::vector<double>>>& g) {

@@ -19,6 +19,12 @@ struct AgentxValidateOptions {
   bool check = false;          // exit 1 when a family's held-out error is over its limit
   double max_total_tput_mape = 10, max_ttft_mape = 25, max_tpot_mape = 15;
   bool quiet = false;
+  // > 1: each point is also predicted with the lanes starting K-1 other
+  // places in the corpus (replay::ReplayConfig::first_trace, evenly spaced),
+  // and the report gives each prediction's range over the K orders: how
+  // much of a miss the choice of the few traces a low-concurrency hour
+  // replays could explain.
+  int sample_orders = 1;
 };
 
 int run_sim_validate_agentx(const AgentxValidateOptions& o);

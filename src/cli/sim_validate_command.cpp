@@ -169,6 +169,10 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
       ->capture_default_str()->group(ax);
   vc->cmd->add_option("--max-tpot-mape", vc->agentx_opts.max_tpot_mape, "With --agentx --check: mean TPOT, percent")
       ->capture_default_str()->group(ax);
+  vc->cmd->add_option("--sample-orders", vc->agentx_opts.sample_orders,
+                      "Also predict each point with the lanes starting at K-1 other places in the corpus, and report "
+                      "each prediction's range over the K trace orders (K times the CPU)")
+      ->check(CLI::Range(1, 16))->capture_default_str()->group(ax);
   vc->cmd->add_flag("-q,--quiet", vc->agentx_opts.quiet, "No progress lines")->group(ax);
   return vc;
 }

@@ -24,7 +24,7 @@ std::pair<double, double> trajectory_time_bounds_ms(const trace::SessionTree& tr
   double lo = kNever, hi = -kNever;
   for (const auto& s : tree.streams)
     for (const auto& turn : s.turns) {
-      const double ms = turn.call->t * 1000.0;  // the Weka loader: t_ms = req.t * 1000.0
+      const double ms = turn.t_s * 1000.0;  // the Weka loader: t_ms = req.t * 1000.0, on the idle-capped clock
       lo = std::min(lo, ms);
       hi = std::max(hi, ms);
     }
@@ -47,6 +47,8 @@ ReplayScheduler::ReplayScheduler(const ReplayConfig& cfg, const std::vector<trac
     : cfg_(cfg), traces_(traces), marker_(std::move(marker)), exact_(std::move(exact)),
       send_deadline_(kNever), grace_deadline_(kNever) {
   if (traces_.empty()) throw UserError("replay: no traces to play");
+  if (cfg.first_trace < 0) throw UserError("replay: the first trace index must be >= 0");
+  next_trace_ = cfg.first_trace % static_cast<std::int64_t>(traces_.size());
   if (cfg.lanes < 1) throw UserError("--lanes must be at least 1");
   if (cfg.duration_s <= 0) throw UserError("--duration must be > 0 seconds");
 }
@@ -126,7 +128,7 @@ void ReplayScheduler::plan_pressure(Play& p) {
     if (ss.finished) continue;
     const auto& turns = p.tree.streams[s].turns;
     for (int k = ss.next; k < static_cast<int>(turns.size()); ++k)
-      cand.push_back({turns[static_cast<std::size_t>(k)].call->t, s, k});
+      cand.push_back({turns[static_cast<std::size_t>(k)].t_s, s, k});
   }
   std::sort(cand.begin(), cand.end(),
             [](const Cand& a, const Cand& b) { return std::tie(a.t, a.s, a.k) < std::tie(b.t, b.s, b.k); });
@@ -169,7 +171,7 @@ void ReplayScheduler::handoff(double t) {
       ss.handoff_at = -1;
       if (!ss.spawned || ss.finished || ss.in_flight) continue;
       const auto& turn = p.tree.streams[s].turns[static_cast<std::size_t>(ss.next)];
-      const double offset_ms = std::max(0.0, turn.call->t * 1000.0 - p.origin_ms);
+      const double offset_ms = std::max(0.0, turn.t_s * 1000.0 - p.origin_ms);
       bool waiting_on_children = false;
       for (int c : turn.joins) waiting_on_children = waiting_on_children || !p.st[static_cast<std::size_t>(c)].finished;
       if (!waiting_on_children) phase_t0_ms = std::min(phase_t0_ms, offset_ms);
@@ -194,7 +196,7 @@ void ReplayScheduler::snapshot(Play& p, int lane) {
   for (std::size_t s = 0; s < tree.streams.size(); ++s) {
     const auto& turns = tree.streams[s].turns;
     int before = 0;
-    while (before < static_cast<int>(turns.size()) && turns[static_cast<std::size_t>(before)].call->t * 1000.0 < t_star) {
+    while (before < static_cast<int>(turns.size()) && turns[static_cast<std::size_t>(before)].t_s * 1000.0 < t_star) {
       p.done[s][static_cast<std::size_t>(before)] = 1;
       ++before;
     }
@@ -207,7 +209,7 @@ void ReplayScheduler::snapshot(Play& p, int lane) {
     ss.spawned = s == 0 || p.done[static_cast<std::size_t>(stream.spawned_by.stream)][static_cast<std::size_t>(stream.spawned_by.turn)];
     if (ss.spawned && !ss.finished && ss.next > 0) {
       const int k = ss.next - 1;
-      const double lead_ms = t_star - stream.turns[static_cast<std::size_t>(k)].call->t * 1000.0;
+      const double lead_ms = t_star - stream.turns[static_cast<std::size_t>(k)].t_s * 1000.0;
       primers_.push_back({&p, static_cast<int>(s), k, std::min(lead_ms, lead_cap_ms)});
     }
   }
@@ -218,7 +220,7 @@ void ReplayScheduler::start_play(int lane, double t, bool cut_at_t_star) {
   auto p = std::make_unique<Play>();
   const std::size_t ti = static_cast<std::size_t>(next_trace_++ % static_cast<std::int64_t>(traces_.size()));
   p->trace = &traces_[ti];
-  p->tree = trace::build_session_tree(*p->trace);
+  p->tree = trace::build_session_tree(*p->trace, true, cfg_.tree_idle_cap_s);
   p->builder = std::make_unique<trace::PromptBuilder>(*p->trace, cfg_.seed, exact_, cfg_.token_ids);
   p->lane = lane;
   p->index = result_.plays_started++;
@@ -252,7 +254,7 @@ void ReplayScheduler::start_play(int lane, double t, bool cut_at_t_star) {
   p->st[0].ready_base = t;
   p->idle_since = t;
   if (!p->tree.streams.empty() && !p->tree.streams[0].turns.empty())
-    p->origin_ms = p->tree.streams[0].turns[0].call->t * 1000.0;
+    p->origin_ms = p->tree.streams[0].turns[0].t_s * 1000.0;
   if (cut_at_t_star) snapshot(*p, lane);
   Play* raw = p.get();
   if (static_cast<std::size_t>(lane) >= lanes_.size()) lanes_.resize(static_cast<std::size_t>(lane) + 1);

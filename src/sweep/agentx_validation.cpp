@@ -238,6 +238,7 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   replay::ReplayConfig rc;
   rc.lanes = p.concurrency;
   rc.duration_s = o.duration_s;
+  rc.first_trace = o.first_trace;
   rc.grace_s = 30;
   rc.output.quiet = true;
   rc.benchmark_id = "sim-validate-agentx/" + p.id;

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "trace/agent_chains.h"
+#include "trace/idle_gap_warp.h"
 
 namespace agentperf::trace {
 
@@ -17,7 +18,7 @@ std::int64_t SessionTree::turn_count() const {
 }
 
 namespace {
-double call_end_s(const TraceCall& c) { return c.t + c.api_time; }
+double turn_end_s(const Turn& t) { return t.t_s + t.call->api_time; }
 
 // Weka loader _JOIN_EPSILON_SECONDS.
 constexpr double kJoinEpsilon = 1e-6;
@@ -27,7 +28,7 @@ void link_turns_in_stream(Stream& s, int block_size) {
     Turn& turn = s.turns[k];
     if (k == 0) continue;
     const TraceCall& prev = *s.turns[k - 1].call;
-    turn.start_delay_s = std::max(0.0, turn.call->t - call_end_s(prev));
+    turn.start_delay_s = std::max(0.0, turn.t_s - turn_end_s(s.turns[k - 1]));
     const auto& a = prev.hash_ids;
     const auto& b = turn.call->hash_ids;
     std::size_t lcp = 0;
@@ -111,7 +112,7 @@ struct RootIndex {
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return outer[a] < outer[b]; });
     for (std::size_t k : order) {
       if (outer[k] <= oi) continue;
-      if (root.turns[k].call->t + kJoinEpsilon >= end) return static_cast<int>(k);
+      if (root.turns[k].t_s + kJoinEpsilon >= end) return static_cast<int>(k);
     }
     return -1;
   }
@@ -135,7 +136,7 @@ Branch& branch_for(std::vector<Branch>& branches, int preceding, int join) {
 void wire_branch(SessionTree& tree, const Branch& br) {
   Stream& root = tree.streams[0];
   Turn& spawn = root.turns[static_cast<std::size_t>(br.preceding)];
-  const double parent_start_ms = spawn.call->t * 1000.0;
+  const double parent_start_ms = spawn.t_s * 1000.0;
   const double parent_api_ms = std::max(0.0, spawn.call->api_time) * 1000.0;
   const double branch_start_ms = br.start_s * 1000.0;
   const bool on_send = parent_api_ms > 0 && branch_start_ms < parent_start_ms + parent_api_ms;
@@ -145,13 +146,14 @@ void wire_branch(SessionTree& tree, const Branch& br) {
     child.spawned_by = {0, br.preceding};
     child.spawn_on_send = on_send;
     child.background = br.join < 0;
-    child.turns[0].start_delay_s = std::max(0.0, child.turns[0].call->t * 1000.0 - origin_ms) / 1000.0;
+    child.turns[0].start_delay_s = std::max(0.0, child.turns[0].t_s * 1000.0 - origin_ms) / 1000.0;
     (on_send ? spawn.spawns_on_send : spawn.spawns).push_back(c);
     if (br.join >= 0) root.turns[static_cast<std::size_t>(br.join)].joins.push_back(c);
   }
 }
 
-int add_child(SessionTree& tree, std::string id, std::string scope, std::vector<const TraceCall*> calls) {
+int add_child(SessionTree& tree, std::string id, std::string scope, std::vector<const TraceCall*> calls,
+              const IdleGapWarp& warp) {
   Stream s;
   s.conversation_id = std::move(id);
   s.replay_scope = std::move(scope);
@@ -160,6 +162,7 @@ int add_child(SessionTree& tree, std::string id, std::string scope, std::vector<
   for (const auto* c : calls) {
     Turn turn;
     turn.call = c;
+    turn.t_s = warp.map(c->t);
     s.turns.push_back(std::move(turn));
   }
   tree.streams.push_back(std::move(s));
@@ -183,7 +186,7 @@ void scope_barriers(SessionTree& tree, const std::vector<int>& streams) {
     auto& v = by_stream.emplace_back();
     const auto& turns = tree.streams[static_cast<std::size_t>(s)].turns;
     for (std::size_t k = 0; k < turns.size(); ++k) {
-      const double start = turns[k].call->t * 1000.0;
+      const double start = turns[k].t_s * 1000.0;
       v.push_back({start, start + std::max(0.0, turns[k].call->api_time) * 1000.0, {s, static_cast<int>(k)}});
     }
   }
@@ -224,7 +227,7 @@ void scope_barriers(SessionTree& tree, const std::vector<int>& streams) {
 
 }  // namespace
 
-SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agents) {
+SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agents, double idle_gap_cap_s) {
   SessionTree tree;
   tree.trace = &trace;
   tree.streams.emplace_back();
@@ -262,6 +265,18 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
           system_blocks(trace.tool_tokens, trace.system_tokens, *tree.streams[0].turns.front().call, trace.block_size);
   }
 
+  // The replay timeline (_compute_trace_idle_timing): the starts of every
+  // top-level call and of the calls of every subagent that has a parent
+  // call to spawn it.
+  std::vector<double> starts;
+  for (const auto* c : top) starts.push_back(c->t);
+  for (std::size_t oi = 0; oi < trace.entries.size(); ++oi)
+    if (trace.entries[oi].is_subagent && root_index.preceding(oi) >= 0)
+      for (const auto& c : trace.entries[oi].subagent.calls) starts.push_back(c.t);
+  const IdleGapWarp warp(std::move(starts), idle_gap_cap_s);
+  tree.idle_compressed_s = warp.compressed_s();
+  for (auto& turn : tree.streams[0].turns) turn.t_s = warp.map(turn.call->t);
+
   // Subagents (_reconstruct_serial): spawned by the preceding root turn,
   // joined by the first later root turn at or after the recorded end.
   std::vector<Branch> sa_branches;
@@ -273,9 +288,9 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
       ++tree.dropped_subagents;  // no preceding parent call to spawn it
       continue;
     }
-    const int join = root_index.join(tree.streams[0], oi, subagent_end(entry.subagent));
+    const int join = root_index.join(tree.streams[0], oi, warp.map(subagent_end(entry.subagent)));
     Branch& br = branch_for(sa_branches, preceding, join);
-    br.start_s = std::min(br.start_s, entry.subagent.t);
+    br.start_s = std::min(br.start_s, warp.map(entry.subagent.t));
     if (entry.subagent.calls.empty()) continue;
     // _expand_subagent_to_child_plans: chain detection nested on the inner
     // calls; chain 0 keeps "::sa:<id>", the others "::sa:<id>:fa:NNN" (NNN
@@ -288,7 +303,7 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
     tree.seams += inner_chains.seams;
     const auto& sa = entry.subagent;
     if (inner_chains.chains.empty()) {
-      const int s = add_child(tree, sid, sid, inner);
+      const int s = add_child(tree, sid, sid, inner, warp);
       tree.streams[static_cast<std::size_t>(s)].system_blocks =
           system_blocks(sa.tool_tokens, sa.system_tokens, *inner.front(), trace.block_size);
       br.children.push_back(s);
@@ -299,7 +314,7 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
       std::vector<const TraceCall*> calls;
       for (std::size_t i : inner_chains.chains[c].calls) calls.push_back(inner[i]);
       const TraceCall& first = *calls.front();
-      const int s = add_child(tree, c == 0 ? sid : sid + ":" + chain_suffix(c - 1), sid, std::move(calls));
+      const int s = add_child(tree, c == 0 ? sid : sid + ":" + chain_suffix(c - 1), sid, std::move(calls), warp);
       if (c == 0) base_first = &first;
       tree.streams[static_cast<std::size_t>(s)].system_blocks =
           c == 0 ? system_blocks(sa.tool_tokens, sa.system_tokens, first, trace.block_size)
@@ -321,11 +336,11 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
     }
     const std::size_t first_outer = top_outer[chains.chains[c].calls.front()];
     const int preceding = std::max(0, root_index.preceding(first_outer));
-    const int join = root_index.join(tree.streams[0], first_outer, chain_end);
+    const int join = root_index.join(tree.streams[0], first_outer, warp.map(chain_end));
     Branch& br = branch_for(flat_branches, preceding, join);
-    br.start_s = std::min(br.start_s, calls.front()->t);
+    br.start_s = std::min(br.start_s, warp.map(calls.front()->t));
     const TraceCall& first = *calls.front();
-    const int s = add_child(tree, trace.id + "::" + chain_suffix(c - 1), trace.id, std::move(calls));
+    const int s = add_child(tree, trace.id + "::" + chain_suffix(c - 1), trace.id, std::move(calls), warp);
     tree.streams[static_cast<std::size_t>(s)].system_blocks =
         chain_system_blocks(trace.tool_tokens, trace.system_tokens, *tree.streams[0].turns.front().call, first,
                             trace.block_size);
@@ -348,10 +363,10 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
   tree.t_end = 0;
   for (std::size_t s = 0; s < tree.streams.size(); ++s)
     for (std::size_t k = 0; k < tree.streams[s].turns.size(); ++k) {
-      const TraceCall& c = *tree.streams[s].turns[k].call;
-      order.push_back({c.t, {static_cast<int>(s), static_cast<int>(k)}});
-      tree.t_begin = std::min(tree.t_begin, c.t);
-      tree.t_end = std::max(tree.t_end, call_end_s(c));
+      const Turn& turn = tree.streams[s].turns[k];
+      order.push_back({turn.t_s, {static_cast<int>(s), static_cast<int>(k)}});
+      tree.t_begin = std::min(tree.t_begin, turn.t_s);
+      tree.t_end = std::max(tree.t_end, turn_end_s(turn));
     }
   if (order.empty()) tree.t_begin = 0;
   std::stable_sort(order.begin(), order.end(), [](const Item& a, const Item& b) { return a.t < b.t; });

@@ -7,6 +7,11 @@
 // _child_dispatch_offset_ms; src/aiperf/timing/replay_dependencies.py
 // @ a5b3bef9494f infer_cross_stream_predecessors; docs/agentx.md
 // "Subagent timing"):
+//  - every time below is on the replay timeline (idle_gap_warp.h): the
+//    recorded clock with each gap between request starts longer than the
+//    idle-gap cap cut to the cap, as AIPerf's loader does before it uses a
+//    timestamp (_compute_trace_idle_timing); chain detection alone reads the
+//    recorded clock;
 //  - the root stream holds the trace's top-level calls (its main agent);
 //  - a subagent entry becomes the child stream "<trace>::sa:<agent_id>"
 //    (plus "<trace>::sa:<agent_id>:fa:NNN" for further context chains
@@ -52,6 +57,7 @@
 //    user message (AIPerf's worker prepends it to that message's content).
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +74,7 @@ struct TurnRef {
 
 struct Turn {
   const TraceCall* call = nullptr;
+  double t_s = 0;                     // the call's start on the replay timeline (idle_gap_warp.h): every timing rule reads it
   double start_delay_s = 0;           // end-to-start gap (see above)
   std::vector<int> spawns;            // child streams started when this turn completes
   std::vector<int> spawns_on_send;    // child streams started when this turn is sent (overlap)
@@ -93,12 +100,17 @@ struct Stream {
 struct SessionTree {
   const WekaTrace* trace = nullptr;
   std::vector<Stream> streams;  // streams[0] is the root
-  double t_begin = 0, t_end = 0;  // recorded span of the whole tree (starts to completions)
+  double t_begin = 0, t_end = 0;  // span of the whole tree on the replay timeline (starts to completions)
+  double idle_compressed_s = 0;   // recorded idle time the timeline leaves out
   std::int64_t dropped_subagents = 0;
   std::int64_t flattened_agents = 0, seams = 0;
   std::int64_t turn_count() const;
 };
 
-SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agents = true);
+// `idle_gap_cap_s`: the replay timeline compresses every gap between
+// request starts longer than this (idle_gap_warp.h); infinity keeps the
+// recorded clock.
+SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agents = true,
+                               double idle_gap_cap_s = std::numeric_limits<double>::infinity());
 
 }  // namespace agentperf::trace

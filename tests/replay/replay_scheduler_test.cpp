@@ -13,6 +13,7 @@
 //   context_overflow.py @ ai-dynamo/aiperf 58028d5ba1cb
 //     (is_context_overflow_response, Environment.AGENTX.CONTEXT_OVERFLOW_SUBSTRINGS)
 #include "replay/replay_scheduler.h"
+#include "common/error.h"
 #include "metrics/export.h"
 
 #include "support/subagent_trace.h"
@@ -20,6 +21,7 @@
 
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include <algorithm>
 #include <functional>
@@ -219,6 +221,56 @@ TEST(ReplayScheduler, TStarIsAiperfsDrawForSeedTraceAndLane) {
   EXPECT_EQ(t_star_by_lane[0], 0x1.457ed02e6b7e9p+14);
   EXPECT_EQ(t_star_by_lane[1], 0x1.dc13b205b1b45p+13);
   EXPECT_EQ(t_star_by_lane[7], 0x1.31c78b29c235ep+14);
+}
+
+// AIPerf draws t* over the trace's span after its loader cut every idle gap
+// between request starts to --trace-idle-gap-cap-seconds (weka_trace.py
+// _IdleGapTimeWarp, trace/idle_gap_warp.h). Root calls at 0, 1000, 1010,
+// 1020, 1030 s; cap 300: the timeline reads 0, 300, 310, 320, 330 and
+// ratios 0.95/0.95 put t* at 313.5 s, after three calls. On the recorded
+// clock (a cap past every gap) t* would be 978.5 s, after one.
+TEST(ReplayScheduler, TStarIsDrawnOverTheIdleCappedSpan) {
+  const char* j = R"({"id":"idle","block_size":4,"requests":[
+    {"type":"n","t":0,"in":4,"out":1,"hash_ids":[0],"api_time":1},
+    {"type":"n","t":1000,"in":8,"out":1,"hash_ids":[0,1],"api_time":1},
+    {"type":"n","t":1010,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1},
+    {"type":"n","t":1020,"in":16,"out":1,"hash_ids":[0,1,2,3],"api_time":1},
+    {"type":"n","t":1030,"in":20,"out":1,"hash_ids":[0,1,2,3,4],"api_time":1}]})";
+  const auto traces = parse({j});
+  for (const auto& [cap, t_star_ms, primed_turn] : {std::tuple{300.0, 313500.0, 2}, std::tuple{1e6, 978500.0, 0}}) {
+    auto c = base_config(1);
+    c.t_star_min = c.t_star_max = 0.95;
+    c.tree_idle_cap_s = cap;
+    replay::ReplayScheduler sched(c, traces, replay::MarkerEncoding{});
+    sched.start();
+    const auto sent = sched.poll(0.0);
+    ASSERT_EQ(sent.size(), 1u) << "cap " << cap;
+    EXPECT_EQ(sent[0].play->t_star_ms, t_star_ms) << "cap " << cap;
+    EXPECT_TRUE(sent[0].primer);
+    EXPECT_EQ(sent[0].turn, primed_turn) << "cap " << cap;  // the last call before t*
+  }
+}
+
+// first_trace: where in the dataset the lanes start (lane k takes the
+// (first + k)-th trace, wrapping); a prediction turns it to see how much its
+// numbers owe to which traces the lanes happen to replay.
+TEST(ReplayScheduler, LanesStartAtTheFirstTraceAndWrap) {
+  const auto traces = parse({kA, kB});
+  for (const auto& [first, lane0, lane1] :
+       {std::tuple{0, "agentx-17", "trace/ü-β"}, std::tuple{1, "trace/ü-β", "agentx-17"}, std::tuple{3, "trace/ü-β", "agentx-17"}}) {
+    auto c = base_config(2);
+    c.warmup = false;
+    c.first_trace = first;
+    replay::ReplayScheduler sched(c, traces, replay::MarkerEncoding{});
+    sched.start();
+    std::map<int, std::string> trace_of_lane;
+    for (const auto& d : sched.poll(0.0)) trace_of_lane[d.play->lane] = d.play->trace->id;
+    EXPECT_EQ(trace_of_lane[0], lane0) << "first " << first;
+    EXPECT_EQ(trace_of_lane[1], lane1) << "first " << first;
+  }
+  auto bad = base_config(1);
+  bad.first_trace = -1;
+  EXPECT_THROW(replay::ReplayScheduler(bad, traces, replay::MarkerEncoding{}), UserError);
 }
 
 // agentic_replay.py _execute_warmup / _capped_warmup_lead_ms,

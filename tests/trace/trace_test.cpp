@@ -3,6 +3,7 @@
 #include "support/subagent_trace.h"
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <unistd.h>
 #include <zstd.h>
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "trace/idle_gap_warp.h"
 #include "trace/prompt_builder.h"
 #include "trace/session_tree.h"
 #include "trace/synth.h"
@@ -699,4 +701,63 @@ TEST(TraceLoader, MooncakeRowsAreBounded) {
     EXPECT_NE(std::string(e.what()).find(":1: field 'hash_ids' holds 3 ids"), std::string::npos) << e.what();
   }
   std::filesystem::remove(path);
+}
+
+// AIPerf's own examples for _IdleGapTimeWarp (github.com/ai-dynamo/aiperf,
+// tests/unit/dataset/loader/: test_idle_gap_time_warp and the
+// characterizations test_idle_gap_exactly_equal_to_cap_is_not_compressed and
+// test_idle_gap_collapsed_tail_event_maps_to_cap_boundary).
+TEST(IdleGapWarp, CompressesStartGapsLongerThanTheCapAsAiperf) {
+  const IdleGapWarp w({0.0, 5.0, 35.0, 45.0}, 10.0);
+  EXPECT_DOUBLE_EQ(w.map(0.0), 0.0);
+  EXPECT_DOUBLE_EQ(w.map(5.0), 5.0);
+  EXPECT_DOUBLE_EQ(w.map(35.0), 15.0);  // 30 s after 5: keeps 10, loses 20
+  EXPECT_DOUBLE_EQ(w.map(45.0), 25.0);  // a gap of exactly the cap: shifted, not compressed
+  EXPECT_DOUBLE_EQ(w.compressed_s(), 20.0);
+  EXPECT_DOUBLE_EQ(IdleGapWarp({0.0, 60.0}, 60.0).map(60.0), 60.0);
+  EXPECT_NEAR(IdleGapWarp({0.0, 60.001}, 60.0).map(60.001), 60.0, 1e-9);
+  // Inside a gap's lost tail, an event (a subagent's end) lands on the cap
+  // boundary, so a join never waits past the next shifted request.
+  const IdleGapWarp t({0.0, 20.0, 220.0}, 60.0);
+  EXPECT_DOUBLE_EQ(t.map(80.0), 80.0);
+  EXPECT_DOUBLE_EQ(t.map(150.0), 80.0);
+  EXPECT_DOUBLE_EQ(t.map(220.0), 80.0);
+  EXPECT_DOUBLE_EQ(t.map(300.0), 160.0);
+  // No cap: the recorded clock. The starts need not come sorted.
+  EXPECT_DOUBLE_EQ(IdleGapWarp({1000.0, 0.0}, std::numeric_limits<double>::infinity()).map(1000.0), 1000.0);
+  EXPECT_DOUBLE_EQ(IdleGapWarp({1000.0, 0.0}, 300.0).map(1000.0), 300.0);
+}
+
+// A tree on the idle-capped clock (cap 300 s). Starts: r0 0, S's calls 3
+// and 1503, r1 2000: the 1500 s gap loses 1200 s, the 497 s gap 197 s, so
+// the timeline reads 0, 3, 303, 603. S's recorded end (3 + 1501.5 s =
+// 1504.5) falls 1.5 s into the first gap: 304.5.
+TEST(SessionTree, TimesAreOnTheIdleCappedTimeline) {
+  const char* j = R"({"id":"gap","block_size":4,"requests":[
+    {"type":"n","t":0,"in":8,"out":1,"hash_ids":[0,1],"api_time":2},
+    {"type":"subagent","t":3,"agent_id":"S","duration_ms":1501500,"requests":[
+       {"type":"n","t":3,"in":8,"out":1,"hash_ids":[0,5],"api_time":1},
+       {"type":"n","t":1503,"in":12,"out":1,"hash_ids":[0,5,6],"api_time":1}]},
+    {"type":"n","t":2000,"in":12,"out":1,"hash_ids":[0,1,2],"api_time":1}]})";
+  const auto t = parse_weka_trace(j, "x");
+  const auto capped = build_session_tree(t, true, 300);
+  ASSERT_EQ(capped.streams.size(), 2u);
+  const auto& root = capped.streams[0];
+  const auto& sub = capped.streams[1];
+  EXPECT_DOUBLE_EQ(root.turns[0].t_s, 0);
+  EXPECT_DOUBLE_EQ(sub.turns[0].t_s, 3);
+  EXPECT_DOUBLE_EQ(sub.turns[1].t_s, 303);
+  EXPECT_DOUBLE_EQ(root.turns[1].t_s, 603);
+  EXPECT_DOUBLE_EQ(sub.turns[1].start_delay_s, 299);   // 303 - (3 + 1)
+  EXPECT_DOUBLE_EQ(root.turns[1].start_delay_s, 601);  // 603 - (0 + 2)
+  EXPECT_EQ(root.turns[1].joins, std::vector<int>{1});
+  EXPECT_DOUBLE_EQ(capped.t_begin, 0);
+  EXPECT_DOUBLE_EQ(capped.t_end, 604);
+  EXPECT_DOUBLE_EQ(capped.idle_compressed_s, 1397);
+  // The recorded clock without a cap.
+  const auto raw = build_session_tree(t);
+  EXPECT_DOUBLE_EQ(raw.streams[1].turns[1].start_delay_s, 1499);
+  EXPECT_DOUBLE_EQ(raw.streams[0].turns[1].start_delay_s, 1998);
+  EXPECT_DOUBLE_EQ(raw.t_end, 2001);
+  EXPECT_DOUBLE_EQ(raw.idle_compressed_s, 0);
 }
