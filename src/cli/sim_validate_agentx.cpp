@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -45,6 +46,18 @@ struct Scored {
 };
 
 bool inside(const std::pair<double, double>& range, double v) { return range.first <= v && v <= range.second; }
+
+// Input tokens per output token of a run, from its total and output
+// throughputs (total / output - 1); nullopt unless both are there. The
+// published and the predicted ones differ when the simulated hour replays
+// other turns than the real one did (docs/sim-validation.md, "Input per
+// output token"): a total-throughput miss that this explains is the
+// sample's, not the engine's.
+std::optional<double> input_per_output(const std::map<std::string, double>& m) {
+  auto t = m.find("total_tok_s_gpu"), o = m.find("output_tok_s_gpu");
+  if (t == m.end() || o == m.end() || o->second <= 0) return std::nullopt;
+  return t->second / o->second - 1;
+}
 
 std::string pct(double v) {
   char b[32];
@@ -312,16 +325,21 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   }
   // Where each point's predicted time goes (sweep/agentx_validation.h).
   md << "\n| point | TTFT pred. | front-end wait | front end | scheduler wait | first step | TPOT pred. | "
-        "TPOT, decode rounds only | prefill share of busy | binding pool |\n|---|---|---|---|---|---|---|---|---|---|\n";
+        "TPOT, decode rounds only | prefill share of busy | binding pool | input per output token |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     const auto& b = r.pred.breakdown;
     auto at = [&](const char* k) { auto it = b.find(k); return it == b.end() ? 0.0 : it->second; };
     auto met = [&](const char* k) { auto it = r.pred.metrics.find(k); return it == r.pred.metrics.end() ? 0.0 : it->second; };
-    char line[512];
-    std::snprintf(line, sizeof line, "| %s | %.0f ms | %.0f | %.0f | %.0f | %.0f | %.2f ms | %.2f | %.0f %% | %s |\n",
+    const auto pub_ipo = input_per_output(r.p->published), pred_ipo = input_per_output(r.pred.metrics);
+    std::string ipo = pred_ipo ? num(*pred_ipo) : "-";
+    if (pub_ipo) ipo = num(*pub_ipo) + " / " + ipo;
+    char line[640];
+    std::snprintf(line, sizeof line, "| %s | %.0f ms | %.0f | %.0f | %.0f | %.0f | %.2f ms | %.2f | %.0f %% | %s | %s |\n",
                   r.p->id.c_str(), met("ttft_mean_ms"), at("ttft_front_end_wait_ms"), at("ttft_front_end_ms"),
                   at("ttft_scheduler_wait_ms"), at("ttft_first_step_ms"), met("tpot_mean_ms"), at("tpot_decode_only_ms"),
-                  100 * at("prefill_share_of_busy"), r.pred.binding_pool.empty() ? "-" : r.pred.binding_pool.c_str());
+                  100 * at("prefill_share_of_busy"), r.pred.binding_pool.empty() ? "-" : r.pred.binding_pool.c_str(),
+                  ipo.c_str());
     md << line;
   }
   std::printf("%s", md.str().c_str());
@@ -340,6 +358,11 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
                                  {"requests", r.pred.requests},
                                  {"cpu_seconds", r.pred.cpu_seconds}};
     if (!r.pred.failure.empty()) pj["failure"] = r.pred.failure;
+    if (const auto ipo = input_per_output(r.pred.metrics)) {
+      const auto pub = input_per_output(r.p->published);
+      pj["input_per_output"] = {{"published", pub ? nlohmann::ordered_json(*pub) : nlohmann::ordered_json(nullptr)},
+                                {"predicted", *ipo}};
+    }
     if (!r.sampled.empty()) {
       nlohmann::ordered_json sj = nlohmann::ordered_json::object();
       for (const auto& [m, range] : r.sampled) sj[m] = {range.first, range.second};
