@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace agentperf::trace {
 
@@ -20,16 +21,13 @@ IdleGapWarp::IdleGapWarp(std::vector<double> starts, double cap_s) : cap_s_(cap_
 }
 
 double IdleGapWarp::map(double t) const {
-  double shift = 0;
-  for (const auto& g : gaps_) {
-    if (t < g.raw_start) return t - g.shift_before;
-    if (t < g.raw_end) {
-      if (t - g.raw_start <= cap_s_) return t - g.shift_before;
-      return g.raw_start - g.shift_before + cap_s_;  // the lost tail: the cap boundary
-    }
-    shift = g.shift_before + g.excess;
-  }
-  return t - shift;
+  // The last gap that starts at or before t (gaps are in time order).
+  auto it = std::upper_bound(gaps_.begin(), gaps_.end(), t, [](double v, const Gap& g) { return v < g.raw_start; });
+  if (it == gaps_.begin()) return t;
+  const Gap& g = *std::prev(it);
+  if (t >= g.raw_end) return t - (g.shift_before + g.excess);
+  if (t - g.raw_start <= cap_s_) return t - g.shift_before;
+  return g.raw_start - g.shift_before + cap_s_;  // the lost tail: the cap boundary
 }
 
 }  // namespace agentperf::trace
