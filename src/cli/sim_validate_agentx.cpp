@@ -17,6 +17,7 @@
 #include "sim/cost_fit.h"
 #include "sim/engine_costs.h"
 #include "sweep/agentx_validation.h"
+#include "trace/synth.h"
 
 namespace agentperf::cli {
 namespace {
@@ -107,14 +108,21 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   }
   if (todo.empty()) throw UserError("--agentx: no point of " + set.source + " to predict" +
                                     (o.only.empty() ? "" : " (none of a series matching --series '" + o.only + "')"));
+  if (!o.corpus.empty()) {
+    const auto presets = trace::synth_preset_names();
+    if (std::find(presets.begin(), presets.end(), o.corpus) == presets.end())
+      throw UserError("--corpus: '" + o.corpus + "' is not a synthetic corpus preset (agentperf traces synth --preset)");
+  }
+  auto corpus_of = [&](const AgentxPoint& p) { return o.corpus.empty() ? set.series_of(p).corpus : o.corpus; };
   sweep::AgentxPredictOptions po;
   po.duration_s = o.duration_s;
+  po.corpus = o.corpus;
   if (!o.engine_profile.empty()) {
     const sim::EngineCosts c = sim::load_engine_costs(o.engine_profile);
     po.costs = [c](const std::string&) { return c; };
   }
   // The corpora first, one at a time (each point's replay reads them).
-  for (const auto* p : todo) (void)sweep::agentx_corpus(set.series_of(*p).corpus);
+  for (const auto* p : todo) (void)sweep::agentx_corpus(corpus_of(*p));
 
   std::vector<Scored> rows(todo.size());
   std::atomic<std::size_t> next{0};
@@ -136,7 +144,7 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
       double point_cpu = r.pred.cpu_seconds;
       if (o.sample_orders > 1 && r.pred.failure.empty()) {
         for (const auto& [m, v] : r.pred.metrics) r.sampled[m] = {v, v};
-        const auto corpus = static_cast<std::int64_t>(sweep::agentx_corpus(set.series_of(*r.p).corpus).size());
+        const auto corpus = static_cast<std::int64_t>(sweep::agentx_corpus(corpus_of(*r.p)).size());
         for (int k = 1; k < o.sample_orders; ++k) {
           sweep::AgentxPredictOptions pk = po;
           pk.first_trace = k * corpus / o.sample_orders;
@@ -347,7 +355,8 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
               o.duration_s);
 
   nlohmann::ordered_json j = {{"source", set.source}, {"duration_s", o.duration_s}, {"cpu_seconds", cpu},
-                              {"sample_orders", o.sample_orders}};
+                              {"sample_orders", o.sample_orders},
+                              {"corpus_override", o.corpus.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.corpus)}};
   j["points"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
     nlohmann::ordered_json pj = {{"id", r.p->id}, {"series", r.p->series}, {"family", set.series_of(*r.p).family},

@@ -25,6 +25,10 @@ struct AgentxValidateOptions {
   // much of a miss the choice of the few traces a low-concurrency hour
   // replays could explain.
   int sample_orders = 1;
+  // Non-empty: every series replays this corpus preset instead of its own
+  // (a what-if: e.g. the 256k-capped corpus for the 1M series, to see how
+  // much of a miss the corpus explains).
+  std::string corpus;
 };
 
 int run_sim_validate_agentx(const AgentxValidateOptions& o);

@@ -173,6 +173,10 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
                       "Also predict each point with the lanes starting at K-1 other places in the corpus, and report "
                       "each prediction's range over the K trace orders (K times the CPU)")
       ->check(CLI::Range(1, 16))->capture_default_str()->group(ax);
+  vc->cmd->add_option("--corpus", vc->agentx_opts.corpus,
+                      "Replay every series on this corpus preset instead of its own (cc-weka-256k, cc-weka-1m): a "
+                      "what-if")
+      ->group(ax);
   vc->cmd->add_flag("-q,--quiet", vc->agentx_opts.quiet, "No progress lines")->group(ax);
   return vc;
 }

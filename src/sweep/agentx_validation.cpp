@@ -243,10 +243,11 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   rc.output.quiet = true;
   rc.benchmark_id = "sim-validate-agentx/" + p.id;
   rc.routing_headers = served.routing_headers;
-  const auto& traces = agentx_corpus(s.corpus);
+  const std::string& corpus = o.corpus.empty() ? s.corpus : o.corpus;
+  const auto& traces = agentx_corpus(corpus);
   auto res = replay::predict_replay(served.ranks, rc, traces, served.options);
   replay::ReplayRunInfo info;
-  info.traces_source = "synth:" + s.corpus;
+  info.traces_source = "synth:" + corpus;
   info.gpus = s.num_gpus;
   info.traces = &traces;
   info.cli_command = "agentperf sim validate --agentx (point " + p.id + ")";

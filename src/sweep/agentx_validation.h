@@ -122,6 +122,7 @@ struct AgentxPrediction {
 struct AgentxPredictOptions {
   double duration_s = 3600;  // the published runs' length
   std::int64_t first_trace = 0;  // the corpus index the lanes start from (replay::ReplayConfig::first_trace)
+  std::string corpus;            // non-empty: this preset instead of the series' own (a what-if)
   // Engine costs per engine kind ("sglang", "vllm"): the shipped profiles
   // unless replaced.
   std::function<sim::EngineCosts(const std::string& engine)> costs;

@@ -468,6 +468,11 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   auto strict = run_cli("sim validate --check --max-held-out-mape 1");
   EXPECT_EQ(strict.code, 1) << strict.output;
   EXPECT_NE(strict.output.find("over its limit"), std::string::npos) << strict.output;
+  // --agentx --corpus takes a preset name, checked before anything runs.
+  auto corpus = run_cli("sim validate --agentx --corpus cc-weka-2m");
+  EXPECT_EQ(corpus.code, 2) << corpus.output;
+  EXPECT_NE(corpus.output.find("--corpus: 'cc-weka-2m' is not a synthetic corpus preset"), std::string::npos)
+      << corpus.output;
   auto missing = run_cli("sim validate --points /nonexistent/points.json");
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.output.find("/nonexistent/points.json"), std::string::npos) << missing.output;

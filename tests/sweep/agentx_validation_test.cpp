@@ -144,6 +144,23 @@ TEST(AgentxValidation, APointReplaysAsItsDeploymentRan) {
   EXPECT_LE(pred.breakdown.at("tpot_decode_only_ms"), pred.metrics.at("tpot_mean_ms") * 1.05);
 }
 
+// Where the lanes start in the corpus decides which few session trees an
+// hour replays (sim validate --agentx --sample-orders): another start gives
+// another prediction, the same start the same one.
+TEST(AgentxValidation, TheFirstTraceChoosesWhichTreesTheLanesReplay) {
+  const auto set = sweep::load_agentx_set(write_temp("agentx_first_trace.json", set_text()));
+  sweep::AgentxPredictOptions o;
+  o.duration_s = 600;
+  const auto base = sweep::predict_agentx_point(set, set.points.front(), o);
+  o.first_trace = 131;
+  const auto other = sweep::predict_agentx_point(set, set.points.front(), o);
+  ASSERT_TRUE(base.failure.empty() && other.failure.empty()) << base.failure << other.failure;
+  EXPECT_NE(base.metrics.at("total_tok_s_gpu"), other.metrics.at("total_tok_s_gpu"));
+  o.first_trace = 0;
+  EXPECT_EQ(sweep::predict_agentx_point(set, set.points.front(), o).metrics.at("total_tok_s_gpu"),
+            base.metrics.at("total_tok_s_gpu"));
+}
+
 // A cliff is where the predicted hit falls below 80 % of the best hit at a
 // lower concurrency; points past a published cliff leave the MAPE.
 TEST(AgentxValidation, CliffIsTheFirstCollapseOfTheCacheHit) {
