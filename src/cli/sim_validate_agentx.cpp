@@ -17,7 +17,6 @@
 #include "sim/cost_fit.h"
 #include "sim/engine_costs.h"
 #include "sweep/agentx_validation.h"
-#include "trace/synth.h"
 
 namespace agentperf::cli {
 namespace {
@@ -108,12 +107,6 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   }
   if (todo.empty()) throw UserError("--agentx: no point of " + set.source + " to predict" +
                                     (o.only.empty() ? "" : " (none of a series matching --series '" + o.only + "')"));
-  if (!o.corpus.empty()) {
-    const auto presets = trace::synth_preset_names();
-    if (std::find(presets.begin(), presets.end(), o.corpus) == presets.end())
-      throw UserError("--corpus: '" + o.corpus + "' is not a synthetic corpus preset (agentperf traces synth --preset)");
-  }
-  auto corpus_of = [&](const AgentxPoint& p) { return o.corpus.empty() ? set.series_of(p).corpus : o.corpus; };
   sweep::AgentxPredictOptions po;
   po.duration_s = o.duration_s;
   po.corpus = o.corpus;
@@ -121,6 +114,7 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
     const sim::EngineCosts c = sim::load_engine_costs(o.engine_profile);
     po.costs = [c](const std::string&) { return c; };
   }
+  auto corpus_of = [&](const AgentxPoint& p) -> const std::string& { return sweep::corpus_of(set.series_of(p), po); };
   // The corpora first, one at a time (each point's replay reads them).
   for (const auto* p : todo) (void)sweep::agentx_corpus(corpus_of(*p));
 

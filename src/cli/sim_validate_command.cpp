@@ -19,6 +19,7 @@
 #include "sim/cost_fit.h"
 #include "sim/specs.h"
 #include "sim/validation.h"
+#include "trace/synth.h"
 
 namespace agentperf::cli {
 
@@ -176,7 +177,7 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
   vc->cmd->add_option("--corpus", vc->agentx_opts.corpus,
                       "Replay every series on this corpus preset instead of its own (cc-weka-256k, cc-weka-1m): a "
                       "what-if")
-      ->group(ax);
+      ->check(CLI::IsMember(trace::synth_preset_names()))->group(ax);
   vc->cmd->add_flag("-q,--quiet", vc->agentx_opts.quiet, "No progress lines")->group(ax);
   return vc;
 }

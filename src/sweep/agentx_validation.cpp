@@ -171,6 +171,10 @@ const std::vector<trace::WekaTrace>& agentx_corpus(const std::string& preset) {
   return *slot;
 }
 
+const std::string& corpus_of(const AgentxSeries& s, const AgentxPredictOptions& o) {
+  return o.corpus.empty() ? s.corpus : o.corpus;
+}
+
 namespace {
 
 // The series at one concurrency as an InferenceX search-space row and its
@@ -243,7 +247,7 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   rc.output.quiet = true;
   rc.benchmark_id = "sim-validate-agentx/" + p.id;
   rc.routing_headers = served.routing_headers;
-  const std::string& corpus = o.corpus.empty() ? s.corpus : o.corpus;
+  const std::string& corpus = corpus_of(s, o);
   const auto& traces = agentx_corpus(corpus);
   auto res = replay::predict_replay(served.ranks, rc, traces, served.options);
   replay::ReplayRunInfo info;

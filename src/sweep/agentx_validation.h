@@ -130,6 +130,8 @@ struct AgentxPredictOptions {
 
 // The traces of a corpus preset, made once and shared by its points.
 const std::vector<trace::WekaTrace>& agentx_corpus(const std::string& preset);
+// The preset a series replays under these options: the override, else its own.
+const std::string& corpus_of(const AgentxSeries& s, const AgentxPredictOptions& o);
 
 AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p, const AgentxPredictOptions& o);
 

@@ -471,7 +471,7 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   // --agentx --corpus takes a preset name, checked before anything runs.
   auto corpus = run_cli("sim validate --agentx --corpus cc-weka-2m");
   EXPECT_EQ(corpus.code, 2) << corpus.output;
-  EXPECT_NE(corpus.output.find("--corpus: 'cc-weka-2m' is not a synthetic corpus preset"), std::string::npos)
+  EXPECT_NE(corpus.output.find("--corpus: cc-weka-2m not in {cc-weka-256k,cc-weka-1m}"), std::string::npos)
       << corpus.output;
   auto missing = run_cli("sim validate --points /nonexistent/points.json");
   EXPECT_NE(missing.code, 0);
