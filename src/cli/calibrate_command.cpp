@@ -8,6 +8,7 @@
 
 #include "cli/cli_numbers.h"
 #include "cli/profile_command.h"
+#include "common/defaults.h"
 #include "cli/sim_options.h"
 #include "calibrate/engine_probe.h"
 #include "calibrate/profile_builder.h"
@@ -84,7 +85,7 @@ void add_engine_subcommand(CalibrateCommand& cc) {
       "the simulator's engine costs to it and write an engine profile for --engine-profile (docs/calibrate.md)");
   cc.engine = e;
   // Token-id prompts on the completions endpoint: exact input lengths.
-  cc.client_text.endpoint_type = "completions";
+  cc.client_text.endpoint_type = defaults::kTokenIdEndpoint;
   add_target_options(*e, cc.client, cc.client_text);
   add_prompt_encoding_options(*e, cc.client, cc.client_text);
   add_client_options(*e, cc.client);

@@ -30,7 +30,7 @@ std::shared_ptr<EvalCommand> add_eval_command(CLI::App& app) {
   auto* eval = app.add_subcommand("eval", "Accuracy checks against an endpoint");
   eval->require_subcommand(1);
   ec->gsm8k = eval->add_subcommand("gsm8k", "Few-shot GSM8K (lm-eval's strict and flexible exact match)");
-  ec->text.endpoint_type = "chat";
+  ec->text.endpoint_type = defaults::kEndpoint;
   add_target_options(*ec->gsm8k, ec->cfg.client, ec->text);
   add_client_options(*ec->gsm8k, ec->cfg.client);
   auto* g = "GSM8K";

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "load/profile_config.h"
+#include "common/defaults.h"
 #include "metrics/export.h"
 #include "load/metrics_scraper.h"
 
@@ -21,7 +22,7 @@ namespace agentperf::cli {
 struct ProfileCliText {
   std::vector<std::string> headers;
   std::vector<std::string> extra_inputs;
-  std::string endpoint_type = "chat";
+  std::string endpoint_type = defaults::kEndpoint;
   std::string arrival = "poisson";
   std::string prompt_format = "auto";
   std::string token_id_range;

@@ -9,6 +9,7 @@
 
 #include "cli/aiperf_compat.h"
 #include "cli/cli_numbers.h"
+#include "common/defaults.h"
 #include "cli/profile_command.h"
 #include "cli/run_descriptions.h"
 #include "cli/replay_options.h"
@@ -46,7 +47,7 @@ void set_replay_aiperf_scenario(ReplayCommand& rc, const AiperfTranslation& t) {
 std::shared_ptr<ReplayCommand> add_replay_command(CLI::App& app) {
   auto rc = std::make_shared<ReplayCommand>();
   rc->cmd = app.add_subcommand("replay", "Replay Weka agentic traces (session trees as lanes) against an endpoint");
-  rc->text.endpoint_type = "completions";
+  rc->text.endpoint_type = defaults::kTokenIdEndpoint;
   add_target_options(*rc->cmd, rc->client, rc->text);
   add_client_options(*rc->cmd, rc->client);
   add_output_options(*rc->cmd, rc->output);

@@ -266,7 +266,7 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   sc->predict = sc->sim->add_subcommand(
       "predict", "Run the simulated engine in virtual time on a workload and print the benchmark's metrics");
   add_sim_engine_options(*sc->predict, sc->predict_engine);
-  sc->load_text.endpoint_type = "completions";
+  sc->load_text.endpoint_type = defaults::kTokenIdEndpoint;
   add_load_options(*sc->predict, sc->load, sc->load_text);
   add_prompt_length_options(*sc->predict, sc->load);
   add_prompt_encoding_options(*sc->predict, sc->load, sc->load_text);
