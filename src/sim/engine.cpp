@@ -142,8 +142,8 @@ int Engine::draw_accept_length() {
   return std::clamp(l, 1, max_len);
 }
 
-bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, PrefillBatch& batch) {
-  if (waiting_.empty() && !chunked_) return false;
+bool Engine::select_prefill(std::int64_t budget, bool reserve_outputs, PrefillBatch& batch, bool admit_waiting) {
+  if ((waiting_.empty() || !admit_waiting) && !chunked_) return false;
   auto& items = batch.items;
   const double h2d_before = cache_.counters().h2d_bytes;
   const std::int64_t page = cache_.page_size();
@@ -158,7 +158,7 @@ bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, Prefi
     budget -= chunk;
   }
   double reserve = 0;
-  if (reserve_for_running)
+  if (reserve_outputs)
    for (const Req* r : running_)
     reserve += static_cast<double>(std::min<std::int64_t>(r->remaining(), cfg_.max_new_tokens_estimate_clip)) *
                new_token_ratio_;
@@ -166,7 +166,7 @@ bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, Prefi
   bool chunk_left = chunked_ && items.front().chunk < chunked_->seq_len() - chunked_->prefilled;
   std::int64_t admitted_prefix = 0, admitted_len = 0;
 
-  while (!waiting_.empty() && budget > 0 && !chunk_left) {
+  while (admit_waiting && !waiting_.empty() && budget > 0 && !chunk_left) {
     const std::int64_t in_flight = static_cast<std::int64_t>(running_.size()) + static_cast<std::int64_t>(items.size());
     if (in_flight >= max_running) {
       ++stats_.admission_blocked_running_cap;
@@ -188,9 +188,15 @@ bool Engine::select_prefill(std::int64_t budget, bool reserve_for_running, Prefi
     // At least one token is computed, to produce logits for the first output.
     if (use >= seq_len) use = std::max<std::int64_t>(0, (seq_len - 1) / page * page);
     const std::int64_t new_tokens = seq_len - use;
+    // vLLM V1 (vllm/v1/core/sched/scheduler.py @ 00024d3, the waiting loop
+    // of Scheduler.schedule): allocate_slots(request, num_new_tokens) for this
+    // step's chunk, nothing for the output; make_room(chunk) below decides.
     const double estimate =
-        static_cast<double>(new_tokens) +
-        static_cast<double>(std::min<std::int64_t>(r->remaining(), cfg_.max_new_tokens_estimate_clip)) * new_token_ratio_;
+        reserve_outputs ? static_cast<double>(new_tokens) +
+                              static_cast<double>(std::min<std::int64_t>(r->remaining(),
+                                                                         cfg_.max_new_tokens_estimate_clip)) *
+                                  new_token_ratio_
+                        : 0.0;
     const std::int64_t load_tokens = load ? use - m.device_usable : 0;
     cache_.lock(node);
     const double room = static_cast<double>(kv_available() + cache_.evictable_device_tokens()) - reserve;
@@ -408,15 +414,18 @@ bool Engine::mixed_step(StepOutcome& out) {
   // (here: the newest, recomputed later) when a decode cannot get it; no
   // room is reserved ahead for the running requests' future tokens.
   const bool had_running = !running_.empty();
+  const std::int64_t retractions_before = stats_.retractions;
   int l = 0;
   if (had_running) l = prepare_decode(out);
+  // Scheduler.schedule takes waiting requests only `if not preempted_reqs`.
+  const bool preempted = stats_.retractions > retractions_before;
   const int decoding = l > 0 ? static_cast<int>(running_.size()) : 0;
   const double decode_ctx = decoding ? running_context() : 0.0;
   const int width = cfg_.spec.enabled ? cfg_.spec.num_draft_tokens : 1;
   if (decoding) apply_decode(l, out);
   const std::int64_t budget = static_cast<std::int64_t>(cfg_.max_num_batched_tokens) - std::int64_t(decoding) * width;
   PrefillBatch batch;
-  const bool prefill = budget > 0 && select_prefill(budget, false, batch);
+  const bool prefill = budget > 0 && select_prefill(budget, false, batch, !preempted);
   if (!decoding && !prefill) return had_running;  // a failed decode is progress too
   const StepTerms terms = steps_.mixed(decoding, decode_ctx, batch.new_tokens, batch.attn_pairs,
                                        batch.kv_read_tokens, static_cast<int>(batch.items.size()), batch.prefix_pairs);

@@ -155,11 +155,17 @@ class Engine {
     double prefix_pairs = 0;  // of attn_pairs, those over each request's prefix
     double h2d_s = 0;  // host-to-device load-back time of the admitted prefixes
   };
-  // Admission (SGLang's PrefillAdder): the chunked request's next chunk, then
-  // waiting requests FCFS while the token budget, KV (less the running
-  // requests' expected growth when reserve_for_running), state slots and
-  // the running cap allow. False when nothing was admitted.
-  bool select_prefill(std::int64_t budget, bool reserve_for_running, PrefillBatch& batch);
+  // Admission: the chunked request's next chunk, then waiting requests FCFS
+  // while the token budget, KV, state slots and the running cap allow. With
+  // reserve_outputs (SGLang's PrefillAdder) the KV check keeps room for the
+  // running and the admitted requests' expected output (remaining tokens x
+  // new_token_ratio); without (vLLM V1's Scheduler.schedule, which asks
+  // allocate_slots for the tokens computed in this step only) a request is
+  // admitted when its chunk fits, and the decodes that outgrow the pool later
+  // preempt (retract_one); vLLM admits no waiting request in a step that
+  // preempted one (admit_waiting false: the chunked request only). False
+  // when nothing was admitted.
+  bool select_prefill(std::int64_t budget, bool reserve_outputs, PrefillBatch& batch, bool admit_waiting = true);
   void complete_prefill(const PrefillBatch& batch, StepOutcome& out);
   bool try_prefill(StepOutcome& out);  // sglang: one prefill forward
   // Makes KV room for the running batch's next tokens (retracting the newest

@@ -227,6 +227,38 @@ TEST(Engine, KvPressureRetractsAndEvicts) {
   EXPECT_GT(e.stats().retractions, 0);
 }
 
+// The same tiny pool (~3,100 tokens) and six 500-token prompts that will
+// each write 2,000 tokens. SGLang's PrefillAdder keeps room for the output
+// (500 + 2,000 x new_token_ratio 0.7 = 1,900 a request): it starts fewer than
+// six. vLLM V1 allocates only the prompt's tokens (6 x 500 = 3,000 fit): it
+// starts all six in its first step, then preempts as their decodes outgrow
+// the pool. Both finish every request.
+TEST(Engine, VllmAdmitsWhatFitsNowAndPreemptsWhereSglangReservesTheOutput) {
+  auto first_step_batch = [](SchedulerKind kind, std::int64_t* retractions) {
+    auto c = dense_config();
+    c.mem_fraction_static = 0.4372;
+    c.scheduler = kind;
+    auto e = dense_engine(c);
+    EXPECT_GT(e.plan().kv_tokens, 3000);
+    EXPECT_LT(e.plan().kv_tokens, 3600);
+    for (std::uint64_t i = 0; i < 6; ++i) e.submit({i, tokens(static_cast<Token>(i * 10000), 500), 2000});
+    const int first = e.step().batch;
+    int finished = 0;
+    for (int s = 0; s < 200000 && e.has_work(); ++s)
+      for (auto& ev : e.step().events) {
+        EXPECT_FALSE(ev.error.has_value()) << *ev.error;
+        finished += ev.finished;
+      }
+    EXPECT_EQ(finished, 6);
+    *retractions = e.stats().retractions;
+    return first;
+  };
+  std::int64_t vllm_retractions = 0, sglang_retractions = 0;
+  EXPECT_EQ(first_step_batch(SchedulerKind::vllm, &vllm_retractions), 6);
+  EXPECT_GT(vllm_retractions, 0);
+  EXPECT_LT(first_step_batch(SchedulerKind::sglang, &sglang_retractions), 6);
+}
+
 TEST(Engine, MtpAcceptLengthMatchesExpected) {
   auto c = dense_config();
   c.tp = 4;
