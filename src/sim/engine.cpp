@@ -412,7 +412,8 @@ bool Engine::mixed_step(StepOutcome& out) {
   // waiting requests' prefill chunks in the rest of the token budget, all in
   // one forward. KV is taken as it is needed and a request is preempted
   // (here: the newest, recomputed later) when a decode cannot get it; no
-  // room is reserved ahead for the running requests' future tokens.
+  // room is reserved ahead for any request's future tokens (select_prefill
+  // without reserve_outputs).
   const bool had_running = !running_.empty();
   const std::int64_t retractions_before = stats_.retractions;
   int l = 0;
