@@ -129,10 +129,11 @@ void print_replay_lines(const InferenceXHeadline& ix, const replay::ReplayResult
               ix.total_tput_per_gpu, ix.output_tput_per_gpu, ix.intvty_p50, observed, 100 * ix.theoretical_cache_hit);
   if (!ix.observed_cache_hit)
     std::printf("  (observed cache hit n/a: the server reports no cached tokens in its usage)\n");
-  std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s\n",
+  std::printf("Plays: %lld started, %lld finished; warmup %lld primers + %lld pressure requests; idle skipped %.1f s, "
+              "compressed out of the traces %.1f s\n",
               static_cast<long long>(res.plays_started), static_cast<long long>(res.plays_finished),
               static_cast<long long>(res.warmup_primers), static_cast<long long>(res.warmup_pressure),
-              res.idle_skipped_s);
+              res.idle_skipped_s, res.idle_compressed_s);
 }
 
 }  // namespace agentperf::cli

@@ -188,7 +188,8 @@ ReplayAggregate build_replay_aggregate(const ReplayResult& res, const ReplayConf
                    {"warmup_primers", res.warmup_primers}, {"warmup_pressure_requests", res.warmup_pressure},
                    {"deadlocks_broken", res.deadlocks_broken},
                    {"warmup_dropped_lanes", res.warmup_dropped_lanes},
-                   {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s}};
+                   {"context_overflow_terminations", res.overflow_terminations}, {"idle_skipped_s", res.idle_skipped_s},
+                   {"idle_compressed_s", res.idle_compressed_s}};
   ReplayAggregate out{std::move(agg), ixa.headline, std::move(ixa)};
   return out;
 }

@@ -120,6 +120,10 @@ struct ReplayResult {
   RunResult run;
   std::int64_t plays_started = 0, plays_finished = 0, overflow_terminations = 0, context_overflow_errors = 0;
   double idle_skipped_s = 0;
+  // Recorded idle time the plays' trace clocks left out (AIPerf's loader
+  // cap, --trace-idle-gap-cap-seconds): each started play's tree's
+  // SessionTree::idle_compressed_s, summed; a play cut at t* counts whole.
+  double idle_compressed_s = 0;
   std::int64_t warmup_primers = 0, warmup_pressure = 0;
   std::int64_t deadlocks_broken = 0;  // times waiting turns were released from contradictory dependencies
   std::int64_t warmup_dropped_lanes = 0;  // lanes dropped because their trace overflowed the context in warmup

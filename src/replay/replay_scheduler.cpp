@@ -224,6 +224,7 @@ void ReplayScheduler::start_play(int lane, double t, bool cut_at_t_star) {
   p->builder = std::make_unique<trace::PromptBuilder>(*p->trace, cfg_.seed, exact_, cfg_.token_ids);
   p->lane = lane;
   p->index = result_.plays_started++;
+  result_.idle_compressed_s += p->tree.idle_compressed_s;
   p->pass = passes_[p->trace->id]++;
   if (cfg_.cache_bust) {
     const std::string marker = cache_bust_marker(cfg_.benchmark_id, p->pass, lane, p->trace->id);

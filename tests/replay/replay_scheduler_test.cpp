@@ -237,7 +237,10 @@ TEST(ReplayScheduler, TStarIsDrawnOverTheIdleCappedSpan) {
     {"type":"n","t":1020,"in":16,"out":1,"hash_ids":[0,1,2,3],"api_time":1},
     {"type":"n","t":1030,"in":20,"out":1,"hash_ids":[0,1,2,3,4],"api_time":1}]})";
   const auto traces = parse({j});
-  for (const auto& [cap, t_star_ms, primed_turn] : {std::tuple{300.0, 313500.0, 2}, std::tuple{1e6, 978500.0, 0}}) {
+  // compressed: the 1,000 s gap between the first two starts keeps its first
+  // `cap` seconds; the play's started tree reports the rest.
+  for (const auto& [cap, t_star_ms, primed_turn, compressed] :
+       {std::tuple{300.0, 313500.0, 2, 700.0}, std::tuple{1e6, 978500.0, 0, 0.0}}) {
     auto c = base_config(1);
     c.t_star_min = c.t_star_max = 0.95;
     c.tree_idle_cap_s = cap;
@@ -248,6 +251,7 @@ TEST(ReplayScheduler, TStarIsDrawnOverTheIdleCappedSpan) {
     EXPECT_EQ(sent[0].play->t_star_ms, t_star_ms) << "cap " << cap;
     EXPECT_TRUE(sent[0].primer);
     EXPECT_EQ(sent[0].turn, primed_turn) << "cap " << cap;  // the last call before t*
+    EXPECT_DOUBLE_EQ(sched.result().idle_compressed_s, compressed) << "cap " << cap;
   }
 }
 
