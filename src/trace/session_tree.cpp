@@ -265,13 +265,19 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
           system_blocks(trace.tool_tokens, trace.system_tokens, *tree.streams[0].turns.front().call, trace.block_size);
   }
 
+  // Each subagent entry's spawning root turn (-1: none, the entry is
+  // dropped), found once for the timeline and the wiring below.
+  std::vector<int> spawner(trace.entries.size(), -1);
+  for (std::size_t oi = 0; oi < trace.entries.size(); ++oi)
+    if (trace.entries[oi].is_subagent) spawner[oi] = root_index.preceding(oi);
+
   // The replay timeline (_compute_trace_idle_timing): the starts of every
   // top-level call and of the calls of every subagent that has a parent
   // call to spawn it.
   std::vector<double> starts;
   for (const auto* c : top) starts.push_back(c->t);
   for (std::size_t oi = 0; oi < trace.entries.size(); ++oi)
-    if (trace.entries[oi].is_subagent && root_index.preceding(oi) >= 0)
+    if (spawner[oi] >= 0)
       for (const auto& c : trace.entries[oi].subagent.calls) starts.push_back(c.t);
   const IdleGapWarp warp(std::move(starts), idle_gap_cap_s);
   tree.idle_compressed_s = warp.compressed_s();
@@ -283,7 +289,7 @@ SessionTree build_session_tree(const WekaTrace& trace, bool split_flattened_agen
   for (std::size_t oi = 0; oi < trace.entries.size(); ++oi) {
     const auto& entry = trace.entries[oi];
     if (!entry.is_subagent) continue;
-    const int preceding = root_index.preceding(oi);
+    const int preceding = spawner[oi];
     if (preceding < 0) {
       ++tree.dropped_subagents;  // no preceding parent call to spawn it
       continue;
