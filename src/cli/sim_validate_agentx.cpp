@@ -124,15 +124,21 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   std::size_t done = 0;
   double cpu = 0;
   const int jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  // A point that cannot be predicted is a row with its failure, not an abort.
+  auto predict = [&](const AgentxPoint& p, const sweep::AgentxPredictOptions& opts) {
+    try {
+      return sweep::predict_agentx_point(set, p, opts);
+    } catch (const UserError& e) {
+      AgentxPrediction failed;
+      failed.failure = e.what();
+      return failed;
+    }
+  };
   auto worker = [&] {
     for (std::size_t i; (i = next++) < todo.size();) {
       Scored& r = rows[i];
       r.p = todo[i];
-      try {
-        r.pred = sweep::predict_agentx_point(set, *r.p, po);
-      } catch (const UserError& e) {
-        r.pred.failure = e.what();
-      }
+      r.pred = predict(*r.p, po);
       for (const auto& [m, v] : r.p->published)
         if (auto it = r.pred.metrics.find(m); it != r.pred.metrics.end()) r.error[m] = (it->second - v) / v;
       double point_cpu = r.pred.cpu_seconds;
@@ -142,12 +148,7 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
         for (int k = 1; k < o.sample_orders; ++k) {
           sweep::AgentxPredictOptions pk = po;
           pk.first_trace = k * corpus / o.sample_orders;
-          AgentxPrediction other;
-          try {
-            other = sweep::predict_agentx_point(set, *r.p, pk);
-          } catch (const UserError& e) {
-            other.failure = e.what();
-          }
+          const AgentxPrediction other = predict(*r.p, pk);
           point_cpu += other.cpu_seconds;
           if (!other.failure.empty()) {
             r.sampled_failures.push_back("first trace " + std::to_string(pk.first_trace) + ": " + other.failure);
