@@ -24,6 +24,11 @@ bool looks_like_master_config(const YAML::Node& doc) {
 }  // namespace detail
 
 namespace {
+// What the dry run does with a multinode entry's router (sweep/point_ranks.h).
+constexpr const char* kMultinodeRouterNote =
+    ": its own policy is not modelled; --dry-run routes to the workers session-sticky (each its own KV pool and "
+    "radix cache), and a disaggregated entry's decode side by least outstanding requests";
+
 
 using detail::Node;
 
@@ -229,19 +234,23 @@ Recipe MasterConfig::entry(const std::string& key) const {
               "'" + r.framework + "': the simulator sizes and schedules it as SGLang (mem_fraction_static 0.80)");
   if (r.multinode)
     notes.add("multinode", key + ".multinode",
-              "true: each worker pool (prefill, decode) is planned as one engine of its own TP; a sweep cannot launch "
-              "it and --dry-run refuses it");
+              "true: each worker pool (prefill, decode) is planned as one engine of its own TP; a measured sweep "
+              "cannot launch it; --dry-run predicts its workers (an aggregated pool's workers as replicas behind a "
+              "session-sticky router)");
   if (r.disagg) {
     std::string transfer = root.get<std::string>("kv-p2p-transfer", "a transfer backend", std::string());
     notes.add("disagg", key + ".disagg",
-              "true: prefill and decode workers are planned as separate engines; the KV transfer between them" +
-                  (transfer.empty() ? std::string() : " (" + transfer + ")") + " is not modelled");
+              "true: prefill and decode workers are planned as separate engines; --dry-run sends each prompt's KV "
+              "between them" +
+                  (transfer.empty() ? std::string() : " (" + transfer + ")") +
+                  " over the hardware spec's kv_transfer_bandwidth_one_way, without link contention");
   } else if (root.has("kv-p2p-transfer")) {
     notes.add("kv-p2p-transfer", key + ".kv-p2p-transfer", "not modelled (no disaggregated serving)");
   }
   if (root.has("router"))
     notes.add("router", key + ".router",
-              component(root["router"]) + ": the router is not modelled; the plan and --dry-run see one engine");
+              component(root["router"]) + (r.multinode ? kMultinodeRouterNote
+                                                       : ": the router is not modelled; the plan and --dry-run see one engine"));
 
   const RunnerRow* runner = find_runner(r.runner);
   if (!runner) {
@@ -357,10 +366,13 @@ Recipe MasterConfig::entry(const std::string& key) const {
                       (e.dp_attn && !r.multinode
                            ? ": its own policy is not modelled; --dry-run routes the DP-attention ranks session-sticky "
                              "(each rank its own KV pool and radix cache, stepping in lockstep)"
-                           : ": the router is not modelled; the plan and --dry-run see one engine"));
+                       : r.multinode ? kMultinodeRouterNote
+                                     : ": the router is not modelled; the plan and --dry-run see one engine"));
       if (en.has("kv-p2p-transfer")) {
         if (!r.multinode) en["kv-p2p-transfer"].fail("only valid with multinode: true");
-        notes.add("kv-p2p-transfer", en["kv-p2p-transfer"].path(), en.get<std::string>("kv-p2p-transfer", "a string") + ": the KV transfer between prefill and decode is not modelled");
+        notes.add("kv-p2p-transfer", en["kv-p2p-transfer"].path(),
+                  en.get<std::string>("kv-p2p-transfer", "a string") +
+                      ": --dry-run sends the KV over the hardware spec's kv_transfer_bandwidth_one_way, not this backend's own costs");
       }
       if (e.kv_offloading != "none" && e.kv_offloading != "dram")
         en["kv-offloading"].fail("'" + e.kv_offloading + "' is not none or dram");
@@ -394,7 +406,7 @@ Recipe MasterConfig::entry(const std::string& key) const {
   // flags (quantization backends, KV dtype, attention backend) it does not say.
   if (r.multinode) {
     r.server_missing = r.source + ": a multinode entry (" + r.framework +
-                       "): no server command is generated; a sweep runs single-node entries only";
+                       "): no server command is generated; a measured sweep runs single-node entries only";
   } else if (r.framework == "sglang" && all_hicache) {
     r.server_command =
         "python3 -m sglang.launch_server --model-path {model} --host 127.0.0.1 --port {port} --trust-remote-code "

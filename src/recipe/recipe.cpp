@@ -53,9 +53,9 @@ std::int64_t hicache_size_per_rank_gb(std::int64_t total_gb, int tp) {
 }
 
 void require_sweepable(const Recipe& r, bool dry_run) {
-  if (r.multinode)
+  if (r.multinode && !dry_run)
     throw UserError(r.source + ": a multinode entry (prefill/decode workers, " + r.framework +
-                    "): a sweep, with or without --dry-run, runs single-node entries only (`agentperf plan` plans its workers)");
+                    "): a measured sweep starts single-node servers only; --dry-run predicts its worker pools");
   if (dry_run && r.sim_model_spec.empty())
     throw UserError(!r.sim_missing.empty() ? r.sim_missing + " (--dry-run needs one)"
                                            : r.source + ": --dry-run needs the recipe's 'sim' block (model-spec, hardware)");

@@ -97,8 +97,9 @@ struct ExpandedPoint {
 Recipe load_recipe(const std::string& path);
 std::vector<ExpandedPoint> expand(const Recipe& r);
 
-// Throws UserError when a sweep cannot run the recipe: a multinode entry,
-// no sim block (dry_run), no server command (otherwise).
+// Throws UserError when a sweep cannot run the recipe: a multinode entry
+// (measured; a dry run predicts it), no sim block (dry_run), no server
+// command (otherwise).
 void require_sweepable(const Recipe& r, bool dry_run);
 
 // conc-start..conc-end as InferenceX expands it: doubling from start, then

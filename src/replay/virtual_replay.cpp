@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -85,41 +86,148 @@ sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per) {
   return s;
 }
 
+namespace {
+
+// One pool of engines as the driver sees it: a virtual client per engine,
+// the DP-attention groups stepping some of them together, and each
+// engine's outstanding requests for the router.
+struct EnginePool {
+  std::vector<std::unique_ptr<sim::VirtualClient>> clients;
+  std::vector<std::unique_ptr<sim::LockstepGroup>> groups;
+  std::vector<route::TargetState> targets;
+
+  EnginePool(const std::vector<sim::Engine*>& engines, int lockstep_ranks, double delay_s, std::int64_t wall_base) {
+    for (auto* e : engines) clients.push_back(std::make_unique<sim::VirtualClient>(*e, delay_s, wall_base));
+    const int n = static_cast<int>(clients.size());
+    targets.resize(static_cast<std::size_t>(n));
+    if (lockstep_ranks <= 1) return;
+    if (n % lockstep_ranks != 0)
+      throw std::invalid_argument("predict_replay: " + std::to_string(n) + " engines are not whole groups of " +
+                                  std::to_string(lockstep_ranks) + " DP-attention ranks");
+    for (int g = 0; g < n; g += lockstep_ranks) {
+      std::vector<sim::VirtualClient*> ranks;
+      for (int k = 0; k < lockstep_ranks; ++k) ranks.push_back(clients[static_cast<std::size_t>(g + k)].get());
+      groups.push_back(std::make_unique<sim::LockstepGroup>(std::move(ranks)));
+    }
+  }
+  int size() const { return static_cast<int>(clients.size()); }
+  std::int64_t next_event() const {
+    std::int64_t next = sim::VirtualClient::kNever;
+    for (const auto& c : clients) next = std::min(next, c->next_event_ns());
+    for (const auto& g : groups) next = std::min(next, g->next_step_start());
+    return next;
+  }
+  // Runs every step that starts by t; the requests whose ends reached the client by t.
+  std::vector<sim::VirtualClient::Finished> advance_to(std::int64_t t) {
+    std::vector<sim::VirtualClient::Finished> ended;
+    for (auto& g : groups) g->advance_to(t);  // their steps; the ranks' ends come below
+    for (auto& c : clients)
+      for (auto& f : c->advance_to(t)) ended.push_back(std::move(f));
+    return ended;
+  }
+  std::vector<sim::VirtualClient::Finished> cancel_all(std::int64_t t, const std::string& reason) {
+    std::vector<sim::VirtualClient::Finished> ended;
+    for (auto& g : groups) g->advance_to(t);
+    for (auto& c : clients)
+      for (auto& f : c->cancel_all(t, reason)) ended.push_back(std::move(f));
+    return ended;
+  }
+};
+
+}  // namespace
+
 VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, const ReplayConfig& cfg,
                                    const std::vector<trace::WekaTrace>& traces, const VirtualReplayOptions& opts) {
   const double cpu0 = process_cpu_seconds();
   ReplayScheduler sched(cfg, traces, MarkerEncoding{});  // token ids: the engine's input
   const std::int64_t wall_base = wall_ns();
-  std::vector<std::unique_ptr<sim::VirtualClient>> clients;
-  for (auto* e : engines) clients.push_back(std::make_unique<sim::VirtualClient>(*e, opts.network_delay_s, wall_base));
-  const int n = static_cast<int>(clients.size());
-  // DP-attention ranks in lockstep, `lockstep_ranks` engines a group.
-  std::vector<std::unique_ptr<sim::LockstepGroup>> groups;
-  if (opts.lockstep_ranks > 1) {
-    if (n % opts.lockstep_ranks != 0)
-      throw std::invalid_argument("predict_replay: " + std::to_string(n) + " engines are not whole groups of " +
-                                  std::to_string(opts.lockstep_ranks) + " DP-attention ranks");
-    for (int g = 0; g < n; g += opts.lockstep_ranks) {
-      std::vector<sim::VirtualClient*> ranks;
-      for (int k = 0; k < opts.lockstep_ranks; ++k) ranks.push_back(clients[static_cast<std::size_t>(g + k)].get());
-      groups.push_back(std::make_unique<sim::LockstepGroup>(std::move(ranks)));
-    }
+  EnginePool prefill(engines, opts.lockstep_ranks, opts.network_delay_s, wall_base);
+  std::optional<EnginePool> decode;
+  if (opts.decode) {
+    if (opts.decode->engines.empty()) throw std::invalid_argument("predict_replay: a decode pool without engines");
+    if (!(opts.decode->transfer_bytes_per_s > 0))
+      throw std::invalid_argument("predict_replay: a decode pool needs a KV transfer bandwidth");
+    decode.emplace(opts.decode->engines, opts.decode->lockstep_ranks, opts.network_delay_s, wall_base);
   }
+  const int n = prefill.size();
   auto policy = n > 1 ? route::make_policy(opts.policy, n, opts.policy_opts) : nullptr;
-  std::vector<route::TargetState> targets(static_cast<std::size_t>(n));
+  auto decode_policy = decode && decode->size() > 1
+                           ? route::make_policy(route::Policy::least_outstanding, decode->size(), {})
+                           : nullptr;
   const auto spacing = static_cast<std::int64_t>(opts.burst_spacing_s * 1e9);
+  const auto delay_ns = static_cast<std::int64_t>(opts.network_delay_s * 1e9);
   struct Open {
     Dispatch d;
     int target = 0;
+    int decode_target = -1;  // disaggregated: the decode engine, once the prefill handed over
+    int max_tokens = 1;
+    std::shared_ptr<const std::vector<sim::Token>> prompt;  // disaggregated: kept for the decode side
+    std::int64_t isl = 0;
+    std::int64_t prefill_first_ns = 0;  // when the prefill engine's first token reached the client side
+    std::int64_t transfer_ns = 0;
   };
   std::unordered_map<std::uint64_t, Open> open;  // by request index
   std::int64_t t = 0, client_free_at = 0;
+  double handoff_s = 0, transfer_s = 0;
+  long long handoffs = 0;
   auto seconds = [](std::int64_t ns) { return static_cast<double>(ns) / 1e9; };
   auto finish = [&](std::uint64_t id, RequestRecord rec, std::int64_t at) {
     auto it = open.find(id);
-    --targets[static_cast<std::size_t>(it->second.target)].outstanding;
-    sched.complete(it->second.d, std::move(rec), seconds(at));
+    auto& o = it->second;
+    if (o.decode_target >= 0) {
+      --decode->targets[static_cast<std::size_t>(o.decode_target)].outstanding;
+      if (rec.phase == Phase::profiling && !rec.content_ns.empty()) {
+        handoff_s += seconds(rec.content_ns.front() - o.prefill_first_ns);
+        transfer_s += seconds(o.transfer_ns);
+        ++handoffs;
+      }
+    } else {
+      --prefill.targets[static_cast<std::size_t>(o.target)].outstanding;
+    }
+    sched.complete(o.d, std::move(rec), seconds(at));
     open.erase(it);
+  };
+  // Disaggregated: a prefill that ended well hands its request to a decode
+  // engine once its KV has crossed (VirtualReplayOptions::DecodePool). The
+  // transfer starts when the prefill step ended, a network delay before its
+  // end reached the driver; it lands no earlier than now.
+  auto hand_over = [&](sim::VirtualClient::Finished f) {
+    auto& o = open.at(f.id);
+    --prefill.targets[static_cast<std::size_t>(o.target)].outstanding;
+    const sim::MemoryPlan& plan = engines[static_cast<std::size_t>(o.target)]->plan();
+    const double bytes = static_cast<double>(o.isl) *
+                             (plan.kv_bytes_per_token_rank + plan.draft_kv_bytes_per_token_rank) +
+                         plan.state_bytes_per_request_rank;
+    o.transfer_ns = static_cast<std::int64_t>(
+        std::ceil((opts.decode->transfer_latency_s + bytes / opts.decode->transfer_bytes_per_s) * 1e9));
+    const std::int64_t reaches = std::max(t, f.at_ns - delay_ns + o.transfer_ns);
+    int dt = 0;
+    if (decode_policy) {
+      route::RouteRequest rr;
+      rr.key = f.rec.root_correlation_id;
+      rr.now_s = seconds(t);
+      const auto decision = decode_policy->choose(rr, decode->targets);
+      dt = decision.target >= 0 ? decision.target : 0;
+      decode_policy->routed(dt, rr);
+    }
+    ++decode->targets[static_cast<std::size_t>(dt)].outstanding;
+    o.decode_target = dt;
+    o.prefill_first_ns = f.rec.content_ns.empty() ? f.at_ns : f.rec.content_ns.front();
+    RequestRecord rec = std::move(f.rec);
+    rec.content_ns.clear();
+    rec.content_events = 0;
+    rec.end_ns = 0;
+    rec.saw_done = false;
+    rec.usage_prompt_tokens.reset();
+    rec.usage_completion_tokens.reset();
+    rec.usage_total_tokens.reset();
+    const std::int64_t cached = rec.usage_cached_tokens.value_or(0);
+    rec.usage_cached_tokens.reset();
+    sim::SimRequestSpec spec{f.id, o.prompt, o.max_tokens, o.isl};
+    spec.kv_transferred = true;
+    spec.cached_tokens = cached;
+    const std::int64_t start = rec.start_ns;
+    decode->clients[static_cast<std::size_t>(dt)]->send_handoff(start, reaches, std::move(rec), std::move(spec));
   };
 
   const auto sending_s = std::isfinite(cfg.duration_s) ? static_cast<std::int64_t>(std::ceil(cfg.duration_s)) : 0;
@@ -145,11 +253,11 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
           h.feed(std::string_view(reinterpret_cast<const char*>(prompt->data()), prompt->size() * sizeof(sim::Token)));
           rr.prefix = h.blocks();
         }
-        const auto decision = policy->choose(rr, targets);
+        const auto decision = policy->choose(rr, prefill.targets);
         target = decision.target >= 0 ? decision.target : 0;
         policy->routed(target, rr);
       }
-      ++targets[static_cast<std::size_t>(target)].outstanding;
+      ++prefill.targets[static_cast<std::size_t>(target)].outstanding;
       RequestRecord rec = std::move(d.rec);
       rec.requested_isl = static_cast<int>(isl);
       rec.requested_osl = max_tokens;
@@ -160,23 +268,24 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
       const std::int64_t send_at = std::max(t, client_free_at);
       client_free_at = send_at + spacing;
       const std::uint64_t id = rec.request_index;
-      clients[static_cast<std::size_t>(target)]->send(send_at, std::move(rec),
-                                                      sim::SimRequestSpec{id, std::move(prompt), max_tokens, isl});
-      open.emplace(id, Open{std::move(d), target});
+      // Disaggregated: the prefill engine samples the first token only.
+      Open o{std::move(d), target, -1, max_tokens, decode ? prompt : nullptr, isl, 0, 0};
+      prefill.clients[static_cast<std::size_t>(target)]->send(
+          send_at, std::move(rec), sim::SimRequestSpec{id, std::move(prompt), decode ? 1 : max_tokens, isl});
+      open.emplace(id, std::move(o));
     }
     if (!due.empty()) continue;
     if (sched.finished()) break;
     if (const auto& why = sched.cancel_reason()) {
       const std::string reason = *why;
-      for (auto& g : groups) g->advance_to(t);
-      for (auto& c : clients)
-        for (auto& f : c->cancel_all(t, reason)) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
+      for (auto& f : prefill.cancel_all(t, reason)) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
+      if (decode)
+        for (auto& f : decode->cancel_all(t, reason)) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
       continue;
     }
     const double wake = sched.next_wakeup();
-    std::int64_t next = sim::VirtualClient::kNever;
-    for (const auto& c : clients) next = std::min(next, c->next_event_ns());
-    for (const auto& g : groups) next = std::min(next, g->next_step_start());
+    std::int64_t next = prefill.next_event();
+    if (decode) next = std::min(next, decode->next_event());
     if (std::isfinite(wake)) {
       auto w = static_cast<std::int64_t>(std::ceil(wake * 1e9));
       if (seconds(w) < wake) ++w;  // never wake a hair before the timer
@@ -185,10 +294,20 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     if (next == sim::VirtualClient::kNever) break;  // nothing can move the run on (the scheduler ends it first)
     // Everything at or before t has been handled: time moves on.
     t = std::max(t + 1, next);
-    std::vector<sim::VirtualClient::Finished> ended;
-    for (auto& g : groups) g->advance_to(t);  // their steps; the ranks' ends come below
-    for (auto& c : clients)
-      for (auto& f : c->advance_to(t)) ended.push_back(std::move(f));
+    auto ended = prefill.advance_to(t);
+    if (decode) {
+      // A prefill that ends now hands over after the decode pool has run to
+      // now: its transfer lands later still.
+      const auto failed_end = std::stable_partition(ended.begin(), ended.end(), [](const auto& f) {
+        return f.rec.error.has_value();  // a prefill that failed (or was cancelled) ends there
+      });
+      std::vector<sim::VirtualClient::Finished> prefilled(std::make_move_iterator(failed_end),
+                                                          std::make_move_iterator(ended.end()));
+      ended.erase(failed_end, ended.end());
+      for (auto& f : decode->advance_to(t)) ended.push_back(std::move(f));
+      std::sort(prefilled.begin(), prefilled.end(), [](const auto& a, const auto& b) { return a.at_ns < b.at_ns; });
+      for (auto& f : prefilled) hand_over(std::move(f));
+    }
     std::sort(ended.begin(), ended.end(), [](const auto& a, const auto& b) { return a.at_ns < b.at_ns; });
     for (auto& f : ended) finish(f.id, std::move(f.rec), f.at_ns);
   }
@@ -201,8 +320,22 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
   run.profiling_end_ns = t;
   run.abort_reason = out.replay.abort_reason;
   for (auto* e : engines) out.per_engine.push_back(e->stats());
-  for (const auto& c : clients) out.ttft_breakdown += c->ttft_breakdown();
+  for (const auto& c : prefill.clients) out.ttft_breakdown += c->ttft_breakdown();
   out.engine = sum_engine_stats(out.per_engine);
+  if (opts.decode) {
+    // Every request passes a prefill and a decode engine: counted once, at
+    // the prefill side; the decode side adds its own retractions,
+    // rejections, tokens and busy time.
+    for (auto* e : opts.decode->engines) {
+      auto s = e->stats();
+      s.requests_total = s.requests_finished = 0;
+      out.per_engine.push_back(e->stats());
+      out.engine = sum_engine_stats({out.engine, s});
+    }
+    out.handoff_s = handoff_s;
+    out.transfer_s = transfer_s;
+    out.handoffs = handoffs;
+  }
   out.virtual_seconds = seconds(t);
   out.cpu_seconds = process_cpu_seconds() - cpu0;
   if (opts.progress) opts.progress->finish(std::to_string(run.records.size()) + " requests");

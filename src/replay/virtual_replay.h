@@ -11,6 +11,7 @@
 // network delay on every request and every chunk, and sends that fall due
 // at one instant go out one after another (burst spacing).
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "metrics/progress.h"
@@ -38,6 +39,28 @@ struct VirtualReplayOptions {
   // slowest rank's (sim/lockstep_group.h); 1: every engine on its own
   // (replicas). The engine count must be a multiple of it.
   int lockstep_ranks = 1;
+  // Disaggregated prefill and decode (SGLang --disaggregation-mode, Dynamo,
+  // vLLM's KV connectors): the engines given to predict_replay are the
+  // prefill pool, routed by `policy` as above; each request's prompt is
+  // prefilled there (with the prefill engine's radix cache), its first
+  // token sampled, and its KV sent to a decode engine of this pool, chosen
+  // by least outstanding requests, which decodes the rest
+  // (sim::SimRequestSpec::kv_transferred). The transfer of a prompt of n
+  // tokens takes latency + n x (KV bytes per token per rank + the hybrid
+  // state's bytes / n) / bandwidth: every prefill rank sends its own shard
+  // over its own link at once, so one rank's bytes over one GPU's link.
+  // The record is the request as the client sees it: its start at the
+  // prefill send, its first token when the decode engine streams it, and
+  // the usage's cached tokens from the prefill engine. Not modelled: link
+  // contention between transfers, the prefill engine holding the KV until
+  // the transfer ends, and the decode engines' front ends.
+  struct DecodePool {
+    std::vector<sim::Engine*> engines;
+    int lockstep_ranks = 1;
+    double transfer_bytes_per_s = 0;
+    double transfer_latency_s = 0;
+  };
+  std::optional<DecodePool> decode;
   // Progress (optional, not owned): virtual seconds of the profiling phase
   // played of --duration (0 during the warmup), and a final line with the
   // requests made.
@@ -49,6 +72,11 @@ struct VirtualReplayResult {
   sim::EngineStats engine;  // summed over the engines
   std::vector<sim::EngineStats> per_engine;
   sim::VirtualClient::TtftBreakdown ttft_breakdown;  // profiling requests, over every engine
+  // Disaggregated: the profiling requests' time from the prefill engine's
+  // first token to the decode engine's (the KV transfer, the wait for room
+  // and the decode's first iteration), summed, and the transfers' own part.
+  double handoff_s = 0, transfer_s = 0;
+  long long handoffs = 0;
   double virtual_seconds = 0;
   double cpu_seconds = 0;
 };

@@ -84,7 +84,9 @@ void Engine::submit(SimRequestSpec spec) {
   auto r = std::make_unique<Req>();
   r->spec = std::move(spec);
   r->prompt_len = len;
-  if (cfg_.scheduler_recv_interval > 1)
+  if (r->spec.kv_transferred)
+    transferred_.push_back(r.get());
+  else if (cfg_.scheduler_recv_interval > 1)
     inbox_.push_back(r.get());
   else
     waiting_.push_back(r.get());
@@ -110,7 +112,74 @@ void Engine::receive() {
 }
 
 bool Engine::has_work() const {
-  return !waiting_.empty() || !running_.empty() || chunked_ || !pending_errors_.empty() || !inbox_.empty();
+  return !waiting_.empty() || !running_.empty() || chunked_ || !pending_errors_.empty() || !inbox_.empty() ||
+         !transferred_.empty();
+}
+
+// SGLang's decode server (python/sglang/srt/disaggregation/decode.py
+// @ 0035ca42c2d6, the module's life cycle and DecodePreallocQueue): a
+// request is pre-allocated KV for its whole prompt plus
+// --num-reserved-decode-tokens (512) once that much is free beyond what the
+// running requests keep for their own decoding, waits for the transfer,
+// and joins the running batch through a "prebuilt" batch that skips the
+// forward. The decode side keeps no radix cache by default
+// (--disaggregation-decode-enable-radix-cache is off), so nothing is
+// matched and nothing is kept when the request ends. Here the transfer has
+// already landed when the request is submitted (the driver times it); the
+// pre-allocation and the prebuilt batch are one iteration, FCFS.
+bool Engine::admit_transferred(StepOutcome& out) {
+  constexpr std::int64_t kReservedDecodeTokens = 512;
+  double kept = 0;
+  for (const Req* r : running_) kept += static_cast<double>(std::min(r->remaining(), kReservedDecodeTokens));
+  bool any = false;
+  while (!transferred_.empty()) {
+    Req* r = transferred_.front();
+    if (static_cast<std::int64_t>(running_.size()) >= plan_.max_running_requests) {
+      ++stats_.admission_blocked_running_cap;
+      break;
+    }
+    // The prefill engine sampled the first output token: it arrives with the KV.
+    const std::int64_t held = std::max<std::int64_t>(r->seq_len(), r->prompt_len + 1);
+    const double need = static_cast<double>(held + std::min(r->remaining(), kReservedDecodeTokens));
+    if (static_cast<double>(kv_available() + cache_.evictable_device_tokens()) - kept < need) {
+      ++stats_.admission_blocked_kv;
+      break;
+    }
+    if (!take_state_slot()) {
+      ++stats_.admission_blocked_state;
+      break;
+    }
+    make_room(held);
+    transferred_.pop_front();
+    r->slot = model_.hybrid();
+    r->prefix = r->prefilled = r->prompt_len;
+    if (!r->first_sent) {
+      r->first_sent = true;
+      r->generated = 1;
+      r->cached_reported = r->spec.cached_tokens;
+      TokenEvent ev;
+      ev.id = r->spec.id;
+      ev.first = true;
+      ev.new_tokens = 1;
+      ev.prompt_tokens = r->prompt_len;
+      ev.cached_tokens = r->cached_reported;
+      ev.completion_tokens = 1;
+      out.events.push_back(ev);
+    }
+    r->ctx = r->seq_len();
+    r->private_tokens = r->ctx;
+    private_tokens_ += r->ctx;
+    r->state = Req::State::running;
+    r->admitted_at = clock_;
+    running_.push_back(r);
+    kept += static_cast<double>(std::min(r->remaining(), kReservedDecodeTokens));
+    any = true;
+  }
+  std::vector<Req*> done;
+  for (Req* r : running_)
+    if (r->remaining() == 0) done.push_back(r);
+  for (Req* r : done) finish(*r, out);
+  return any;
 }
 
 std::int64_t Engine::kv_available() const {
@@ -331,7 +400,13 @@ void Engine::retract_one() {
   }
   r->state = Req::State::waiting;
   r->prefilled = r->ctx = 0;
-  waiting_.push_front(r);
+  // A retracted decode-side request waits for room again; its KV is taken
+  // as sent again (SGLang re-bootstraps it from the prefill side), at no
+  // compute here.
+  if (r->spec.kv_transferred)
+    transferred_.push_front(r);
+  else
+    waiting_.push_front(r);
   ++stats_.retractions;
   new_token_ratio_ = cfg_.new_token_ratio_init;
 }
@@ -440,9 +515,12 @@ bool Engine::mixed_step(StepOutcome& out) {
 
 void Engine::finish(Req& r, StepOutcome& out) {
   running_.erase(std::remove(running_.begin(), running_.end(), &r), running_.end());
-  const std::vector<Token> seq = sequence_of(r);
-  // The request's working state becomes the tree's checkpoint (no new slot).
-  cache_.insert(seq, static_cast<std::int64_t>(seq.size()), r.slot, clock_);
+  // The request's working state becomes the tree's checkpoint (no new
+  // slot), except on a disaggregated decode engine, which keeps no cache.
+  if (!r.spec.kv_transferred) {
+    const std::vector<Token> seq = sequence_of(r);
+    cache_.insert(seq, static_cast<std::int64_t>(seq.size()), r.slot, clock_);
+  }
   if (r.slot) {
     --running_slots_;
     r.slot = false;
@@ -483,7 +561,10 @@ StepOutcome Engine::step(StepGate gate) {
   pending_errors_.clear();
   if (cfg_.scheduler_recv_interval > 1) receive();
   bool progressed = true;
-  if (cfg_.scheduler == SchedulerKind::vllm) {
+  if (!transferred_.empty() && admit_transferred(out)) {
+    // The prebuilt batch: no forward, the scheduler's own pass only.
+    out.duration_s = cfg_.costs.step_s;
+  } else if (cfg_.scheduler == SchedulerKind::vllm) {
     progressed = mixed_step(out);
     if (progressed) ++(out.prefill ? stats_.prefill_steps : stats_.decode_steps);
   } else if (gate.allow_prefill && try_prefill(out)) {
@@ -496,11 +577,14 @@ StepOutcome Engine::step(StepGate gate) {
   }
   // A request is refused only when an iteration free to prefill, with
   // nothing running (or free to run it), could not admit it.
-  if (!progressed && gate.allow_prefill && (gate.allow_decode || running_.empty()) && !waiting_.empty()) {
+  const bool stuck_transfer = running_.empty() && waiting_.empty() && !chunked_ && !transferred_.empty();
+  if (!progressed && ((gate.allow_prefill && (gate.allow_decode || running_.empty()) && !waiting_.empty()) ||
+                      stuck_transfer)) {
     // Nothing runs and the head of the queue cannot be admitted even into an
     // idle engine: it can never run here.
-    Req* r = waiting_.front();
-    waiting_.pop_front();
+    auto& queue = waiting_.empty() ? transferred_ : waiting_;
+    Req* r = queue.front();
+    queue.pop_front();
     TokenEvent ev;
     ev.id = r->spec.id;
     ev.finished = true;

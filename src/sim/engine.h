@@ -13,8 +13,12 @@
 // requests' decode tokens plus prefill chunks under --max-num-batched-tokens
 // (engine_config.h). When a
 // decode round needs KV that eviction cannot free, the newest running
-// request is retracted to the front of the queue. Time is the caller's: the
-// virtual-time driver adds step durations, the HTTP server sleeps them.
+// request is retracted to the front of the queue. On the decode side of
+// disaggregated serving (SimRequestSpec::kv_transferred) a request's prompt
+// KV arrives from a prefill engine: it is taken in, when its prompt and the
+// reserved decode tokens fit, by an iteration that runs no forward, and
+// then decodes (admit_transferred). Time is the caller's: the virtual-time
+// driver adds step durations, the HTTP server sleeps them.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -40,6 +44,14 @@ struct SimRequestSpec {
   std::shared_ptr<const std::vector<Token>> prompt;
   int max_new_tokens = 16;
   std::int64_t prompt_len = 0;
+  // Disaggregated serving (the decode side): the prompt's KV, and the first
+  // output token, were computed by a prefill engine and arrive over the
+  // wire. The engine allocates KV for the whole prompt, computes none of it
+  // and matches nothing in its radix cache (see Engine::admit_transferred);
+  // `cached_tokens` is what the prefill engine's cache served, reported
+  // back in the usage block.
+  bool kv_transferred = false;
+  std::int64_t cached_tokens = 0;
 };
 
 struct TokenEvent {
@@ -130,6 +142,8 @@ class Engine {
   // check is left to the forward, which may then admit nothing.)
   bool prefill_ready() const;
   bool mid_chunk() const { return chunked_ != nullptr; }
+  // Requests whose KV arrived from a prefill engine and wait for room.
+  std::int64_t transferred_waiting() const { return static_cast<std::int64_t>(transferred_.size()); }
   std::int64_t running_count() const { return static_cast<std::int64_t>(running_.size()); }
 
   EngineStats stats() const;
@@ -176,6 +190,10 @@ class Engine {
   double running_context() const;
   void decode(StepOutcome& out);       // sglang: one decode round
   bool mixed_step(StepOutcome& out);   // vllm: decode + prefill chunks in one forward
+  // Disaggregated decode: takes transferred requests into the running batch
+  // in an iteration of their own that runs no forward (SGLang's prebuilt
+  // batch); true when any was taken.
+  bool admit_transferred(StepOutcome& out);
   void finish(Req& r, StepOutcome& out);
   void retract_one();
   std::int64_t kv_available() const;
@@ -194,6 +212,7 @@ class Engine {
   RadixCache cache_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Req>> reqs_;
   std::deque<Req*> waiting_;
+  std::deque<Req*> transferred_;  // kv_transferred requests waiting for KV room (FCFS)
   std::vector<Req*> running_;
   Req* chunked_ = nullptr;
   std::vector<TokenEvent> pending_errors_;

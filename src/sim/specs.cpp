@@ -391,8 +391,8 @@ HardwareSpec load_hardware_spec(const std::string& name_or_path) {
   auto [j, source] = read_spec(name_or_path, builtin_hardware_json(), "hardware");
   const JsonReader f(j, source);
   f.reject_unknown_keys({"name", "notes", "hbm_bytes", "hbm_usable_bytes", "hbm_bandwidth", "peak_flops",
-                         "nvlink_bandwidth_one_way", "host_link_bandwidth", "efficiency", "allreduce_alpha_s",
-                         "launch_overhead_s"});
+                         "nvlink_bandwidth_one_way", "host_link_bandwidth", "kv_transfer_bandwidth_one_way", "efficiency",
+                         "allreduce_alpha_s", "launch_overhead_s"});
   const auto fraction = JsonRange::fraction();
   HardwareSpec h;
   h.name = f.string("name");
@@ -411,6 +411,8 @@ HardwareSpec load_hardware_spec(const std::string& name_or_path) {
     h.peak_flops[dtype] = quantity(peak, "", kMinPeakFlops, kMaxPeakFlops, "FLOP/s");
   h.nvlink_bandwidth = quantity(f, "nvlink_bandwidth_one_way", kMinBandwidth, kMaxBandwidth, "bytes/s");
   h.host_link_bandwidth = quantity(f, "host_link_bandwidth", kMinBandwidth, kMaxBandwidth, "bytes/s");
+  if (f.has("kv_transfer_bandwidth_one_way"))
+    h.kv_transfer_bandwidth = quantity(f, "kv_transfer_bandwidth_one_way", kMinBandwidth, kMaxBandwidth, "bytes/s");
   f.reject_unknown_keys({"hbm", "gemm", "attention", "nvlink", "host_link"}, "efficiency");
   h.eff_hbm = f.number("efficiency.hbm", fraction);
   h.eff_gemm = f.number("efficiency.gemm", fraction);

@@ -151,6 +151,10 @@ struct HardwareSpec {
   double hbm_bytes = 0, hbm_usable_bytes = 0, hbm_bandwidth = 0;
   std::map<std::string, double> peak_flops;
   double nvlink_bandwidth = 0, host_link_bandwidth = 0;
+  // One GPU's link to another node's GPUs (the scale-out NIC, or NVLink in a
+  // rack-scale NVLink domain), one way, for disaggregated serving's KV
+  // transfer; 0 when the spec gives none.
+  double kv_transfer_bandwidth = 0;
   double eff_hbm = 0.8, eff_gemm = 0.7, eff_attention = 0.5, eff_nvlink = 0.75, eff_host_link = 0.9;
   double allreduce_alpha_s = 1e-5;
   double launch_cuda_graph_s = 4e-4, launch_eager_s = 2.5e-3, per_step_cpu_s = 3e-4;

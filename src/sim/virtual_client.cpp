@@ -28,6 +28,17 @@ void VirtualClient::send(std::int64_t at_ns, RequestRecord rec, SimRequestSpec s
   in_flight_.emplace(id, Open{std::move(rec), StreamChunker(stream_interval_)});
 }
 
+void VirtualClient::send_handoff(std::int64_t at_ns, std::int64_t reaches_ns, RequestRecord rec, SimRequestSpec spec) {
+  rec.start_ns = at_ns;
+  rec.start_wall_ns = wall_base_ns_ + at_ns;
+  rec.streamed = true;
+  rec.http_status = 200;
+  const std::uint64_t id = spec.id;
+  arrivals_.push({reaches_ns, id});
+  on_the_wire_.emplace(id, std::move(spec));
+  in_flight_.emplace(id, Open{std::move(rec), StreamChunker(stream_interval_)});
+}
+
 std::int64_t VirtualClient::ready_at() const {
   if (engine_.has_work()) return 0;
   return arrivals_.empty() ? kNever : arrivals_.top().first;

@@ -41,6 +41,10 @@ class VirtualClient {
   // requested sizes; the timings are set here. `spec.id` must be unique
   // among requests in flight; it comes back as Finished::id.
   void send(std::int64_t at_ns, RequestRecord rec, SimRequestSpec spec);
+  // The decode side of disaggregated serving: the request reaches this
+  // engine's scheduler at `reaches_ns` (when its KV transfer lands), past no
+  // front end and no network delay of its own; the record's start is at_ns.
+  void send_handoff(std::int64_t at_ns, std::int64_t reaches_ns, RequestRecord rec, SimRequestSpec spec);
 
   struct Finished {
     std::uint64_t id = 0;

@@ -1,5 +1,7 @@
 #include "sweep/point_ranks.h"
 
+#include "common/error.h"
+
 namespace agentperf::sweep {
 
 PointRanks point_ranks(const recipe::PointEngine& pe, const sim::ModelSpec& model, const sim::HardwareSpec& hw,
@@ -14,6 +16,28 @@ PointRanks point_ranks(const recipe::PointEngine& pe, const sim::ModelSpec& mode
   out.routing_headers = several;  // the entries' DP arms run behind a session-sticky router
   out.options.policy = several ? route::Policy::session_sticky : route::Policy::round_robin;
   out.options.lockstep_ranks = pe.dp > 1 ? pe.dp : 1;
+  return out;
+}
+
+PointRanks multinode_ranks(const std::vector<recipe::PointEngine>& pools, const sim::ModelSpec& model,
+                           const sim::HardwareSpec& hw) {
+  const recipe::PointEngine& prefill = pools.front();
+  PointRanks out = point_ranks(prefill, model, hw, prefill.config);
+  // point_ranks routes by session tree only over several engines; a lone
+  // prefill engine in front of a decode pool routes nothing itself.
+  if (pools.size() < 2) return out;
+  if (!(hw.kv_transfer_bandwidth > 0))
+    throw UserError("hardware spec '" + hw.name +
+                    "' gives no kv_transfer_bandwidth_one_way: a disaggregated point sends each prompt's KV from its "
+                    "prefill to its decode engine over that link (bytes/s, one way, per GPU)");
+  PointRanks decode = point_ranks(pools[1], model, hw, pools[1].config);
+  replay::VirtualReplayOptions::DecodePool pool;
+  pool.engines = decode.ranks;
+  pool.lockstep_ranks = decode.options.lockstep_ranks;
+  pool.transfer_bytes_per_s = hw.kv_transfer_bandwidth * hw.eff_nvlink;
+  pool.transfer_latency_s = kKvTransferLatencyS;
+  out.options.decode = std::move(pool);
+  for (auto& e : decode.owned) out.owned.push_back(std::move(e));
   return out;
 }
 

@@ -29,4 +29,20 @@ struct PointRanks {
 PointRanks point_ranks(const recipe::PointEngine& pe, const sim::ModelSpec& model, const sim::HardwareSpec& hw,
                        const sim::EngineConfig& cfg);
 
+// A multinode point (recipe::engines_for's prefill and decode pools): an
+// aggregated entry (no decode workers) is its prefill pool's workers as
+// replicas, each with its DP ranks, behind the session-sticky router; a
+// disaggregated one adds the decode pool behind them
+// (replay::VirtualReplayOptions::DecodePool), its KV sent over the
+// hardware spec's kv_transfer_bandwidth_one_way at its NVLink efficiency.
+// Throws UserError when a disaggregated point's hardware spec has no KV
+// transfer bandwidth.
+PointRanks multinode_ranks(const std::vector<recipe::PointEngine>& pools, const sim::ModelSpec& model,
+                           const sim::HardwareSpec& hw);
+
+// A request's fixed cost of a KV transfer between a prefill and a decode
+// engine (the transfer engine's per-request setup and completion polling),
+// on top of its bytes over the link. EST: not measured.
+inline constexpr double kKvTransferLatencyS = 1e-3;
+
 }  // namespace agentperf::sweep

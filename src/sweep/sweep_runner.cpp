@@ -546,10 +546,38 @@ class Sweep {
     put("EP_SIZE", std::to_string(p.entry->ep));
     put("PP_SIZE", std::to_string(p.entry->pp));
     put("SPEC_DECODING", p.entry->spec_decoding);
+    if (p.entry->multinode()) {
+      // process_agentic_result.py's multinode shape: GPUs per pool are
+      // workers x TP x PP x PCP, and an aggregated entry has no decode pool.
+      put("IS_MULTINODE", "true");
+      put("DISAGG", recipe_.disagg ? "true" : "false");
+      for (const auto& [role, w] : {std::pair{"PREFILL", &*p.entry->prefill}, std::pair{"DECODE", &*p.entry->decode}}) {
+        const std::string r(role);
+        put((r + "_NUM_WORKERS").c_str(), std::to_string(w->num_worker));
+        put((r + "_TP").c_str(), std::to_string(w->tp));
+        put((r + "_EP").c_str(), std::to_string(w->ep));
+        put((r + "_PP_SIZE").c_str(), std::to_string(w->pp));
+        put((r + "_DCP_SIZE").c_str(), std::to_string(w->dcp));
+        put((r + "_PCP_SIZE").c_str(), std::to_string(w->pcp));
+        put((r + "_DP_ATTN").c_str(), w->dp_attn ? "true" : "false");
+      }
+    }
     put("KV_OFFLOADING", p.entry->kv_offloading);
     put("KV_OFFLOAD_BACKEND", p.entry->kv_offload_backend);
     if (p.total_cpu_dram_gb > 0) put("TOTAL_CPU_DRAM_GB", std::to_string(p.total_cpu_dram_gb));
     return e;
+  }
+
+  // The GPUs a point's throughput per GPU is over: a single-node point's
+  // TP; a multinode point's workers, as InferenceX counts them
+  // (utils/agentic/aggregation/process_agentic_result.py, _gpu_shape:
+  // workers x TP x PP x PCP per pool, prefill plus decode).
+  static int point_gpus(const recipe::ExpandedPoint& p) {
+    if (!p.entry->multinode()) return p.entry->tp;
+    int n = 0;
+    for (const auto* w : {&*p.entry->prefill, &*p.entry->decode})
+      n += w->num_worker * w->tp * w->pp * w->pcp;
+    return n;
   }
 
   // A point's run description, the same words for its measurement and its
@@ -566,8 +594,9 @@ class Sweep {
     d.point = p.exp_name;
     d.tp = p.entry->tp;
     d.ep = p.entry->ep;
-    d.gpus = p.entry->tp;
-    d.gpus_source = "the recipe's tp";
+    d.gpus = point_gpus(p);
+    d.gpus_source = p.entry->multinode() ? "the workers' GPUs (workers x TP x PP x PCP, prefill and decode)"
+                                         : "the recipe's tp";
     d.concurrency = p.conc;
     d.kv_offload = p.entry->kv_offloading;
     d.spec_decoding = p.entry->spec_decoding;
@@ -591,7 +620,12 @@ class Sweep {
     // session-sticky router, stepping in lockstep (sim/lockstep_group.h);
     // every other point one engine of the point's TP.
     PointRanks served;
-    if (p.entry->dp_attn && !p.entry->multinode()) {
+    if (p.entry->multinode()) {
+      // Its worker pools (recipe::engines_for): an aggregated entry's
+      // replicas, or prefill and decode pools with the KV transfer between.
+      served = multinode_ranks(recipe::engines_for(recipe_, p, costs, &model, &hw), model, hw);
+      cfg.routing_headers = served.routing_headers;
+    } else if (p.entry->dp_attn) {
       const recipe::PointEngine pe = recipe::engines_for(recipe_, p, costs, &model, &hw).front();
       served = point_ranks(pe, model, hw, pe.config);
       cfg.routing_headers = served.routing_headers;
@@ -606,7 +640,7 @@ class Sweep {
     replay::ReplayRunInfo info;
     info.traces_source = source_;
     info.stats = stats_;
-    info.gpus = p.entry->tp;
+    info.gpus = point_gpus(p);
     info.cli_command = "agentperf sweep --dry-run " + o_.recipe_path + " (point " + p.exp_name + ")";
     info.traces = &traces_;
     info.inferencex_env = inferencex_env_of(p);
@@ -618,8 +652,21 @@ class Sweep {
     agg.json["input_config"]["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
                                           {"tp", p.entry->tp}, {"dp", static_cast<int>(ranks.size())},
                                           {"dp_attention", vo.lockstep_ranks > 1}, {"virtual_time", true}};
+    if (vo.decode) {
+      auto& e = agg.json["input_config"]["engine"];
+      e["prefill_engines"] = static_cast<int>(ranks.size());
+      e["decode_engines"] = static_cast<int>(vo.decode->engines.size());
+      e["decode_dp_attention"] = vo.decode->lockstep_ranks > 1;
+      e["kv_transfer_bytes_per_s"] = vo.decode->transfer_bytes_per_s;
+    }
     agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
-    if (ranks.size() > 1) agg.json["sim"]["per_engine"] = sim::per_engine_json(res.per_engine);
+    if (res.per_engine.size() > 1) agg.json["sim"]["per_engine"] = sim::per_engine_json(res.per_engine);
+    // Disaggregated: the profiling requests' mean time from the prefill
+    // engine's first token to the decode engine's, and the KV transfer's part.
+    if (res.handoffs > 0)
+      agg.json["sim"]["handoff"] = {{"requests", res.handoffs},
+                                    {"mean_handoff_ms", 1000 * res.handoff_s / static_cast<double>(res.handoffs)},
+                                    {"mean_kv_transfer_ms", 1000 * res.transfer_s / static_cast<double>(res.handoffs)}};
     write_run_results(dir, res.replay.run.records, agg.json, false);
     r.server_command = "sim predict --traces (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
     take_metrics(r, agg);

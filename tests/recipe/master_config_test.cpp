@@ -17,6 +17,8 @@
 #include "recipe/master_config.h"
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -376,14 +378,16 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   const auto d = load_recipe(file + "#dynamo-disagg");
   EXPECT_TRUE(d.multinode);
   EXPECT_TRUE(has_note(d, "dynamo-disagg.multinode: true: each worker pool"));
-  EXPECT_TRUE(has_note(d, "dynamo-disagg.disagg: true: prefill and decode workers are planned as separate engines; the KV transfer between them (nixl) is not modelled"));
+  EXPECT_TRUE(has_note(d, "dynamo-disagg.disagg: true: prefill and decode workers are planned as separate engines; --dry-run sends each prompt's KV between them (nixl) over the hardware spec's kv_transfer_bandwidth_one_way, without link contention"));
   EXPECT_TRUE(has_note(d, "search-space[0].prefill.dp-attn: true"));
   EXPECT_TRUE(has_note(d, "search-space[0].prefill.additional-settings: CONFIG_FILE=recipes/x.yaml: the srt-slurm recipe is not read"));
   EXPECT_TRUE(has_note(d, "dynamo-disagg.framework: 'dynamo-sglang'"));
   EXPECT_TRUE(d.server_command.empty());
   EXPECT_NE(d.server_missing.find("a multinode entry"), std::string::npos);
-  // The sweep refuses it, --dry-run too; the plan plans both workers.
-  EXPECT_NE(error_of([&] { require_sweepable(d, true); }).find("runs single-node entries only"), std::string::npos);
+  // A measured sweep refuses it; --dry-run predicts it; the plan plans both workers.
+  EXPECT_NE(error_of([&] { require_sweepable(d, false); }).find("a measured sweep starts single-node servers only"),
+            std::string::npos);
+  EXPECT_NO_THROW(require_sweepable(d, true));
   const auto model = sim::load_model_spec(d.sim_model_spec);
   const auto hw = sim::load_hardware_spec(d.sim_hardware_spec);
   const auto dp = expand(d);
@@ -461,11 +465,32 @@ TEST(MasterConfig, EntriesWithoutASpecExpandButDoNotPlan) {
   EXPECT_EQ(list.code, 0) << list.output;
   EXPECT_NE(list.output.find("15 of 15 entries have an agentic-coding scenario"), std::string::npos) << list.output;
   EXPECT_NE(list.output.find("glm5.2-fp8-mi325x-sglang-agentic-mtp"), std::string::npos);
-  // A multinode entry: a sweep refuses it in one line, the plan plans its workers.
+  // A disaggregated multinode entry: a measured sweep refuses it in one
+  // line; the dry run predicts it, prefill pool, KV transfer and decode pool
+  // (the handoff's numbers: VirtualReplay.DisaggregatedPrefill...); the
+  // plan plans its workers.
   const std::string multi = kNvidia + "#glm5.2-fp4-gb200-dynamo-sglang-agentic-disagg";
-  const auto sweep = run_cli("sweep --dry-run " + multi + " -o /tmp/agentperf_master_never");
-  EXPECT_EQ(sweep.code, 2) << sweep.output;
-  EXPECT_NE(sweep.output.find("a multinode entry (prefill/decode workers, dynamo-sglang)"), std::string::npos) << sweep.output;
+  const auto out_dir = std::filesystem::temp_directory_path() / ("agentperf_master_disagg_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(out_dir);
+  const auto measured = run_cli("sweep " + multi + " -o " + out_dir.string());
+  EXPECT_EQ(measured.code, 2) << measured.output;
+  EXPECT_NE(measured.output.find("a multinode entry (prefill/decode workers, dynamo-sglang)"), std::string::npos)
+      << measured.output;
+  const auto sweep = run_cli("sweep --dry-run " + multi + " --duration 60 -o " + out_dir.string());
+  EXPECT_EQ(sweep.code, 0) << sweep.output;
+  const auto point = out_dir / "glm5.2-fp4-gb200-dynamo-sglang-agentic-disagg_p1x4_d1x4_mtp_conc10_kvdram-hicache" /
+                     "profile_export_aiperf.json";
+  std::ifstream in(point);
+  ASSERT_TRUE(in) << point;
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["input_config"]["engine"]["prefill_engines"], 1);
+  EXPECT_EQ(j["input_config"]["engine"]["decode_engines"], 1);
+  EXPECT_EQ(j["run_description"]["gpus"], 8);  // 1 x TP4 prefill + 1 x TP4 decode
+  EXPECT_GT(j["sim"]["handoff"]["requests"].get<int>(), 0);
+  EXPECT_GT(j["sim"]["handoff"]["mean_kv_transfer_ms"].get<double>(), 1.0);  // at least the 1 ms per transfer
+  ASSERT_EQ(j["sim"]["per_engine"].size(), 2u);
+  EXPECT_EQ(j["sim"]["per_engine"][1]["computed_prefill_tokens"], 0);  // the decode engine
+  std::filesystem::remove_all(out_dir);
   const auto mplan = run_cli("plan -q " + multi);
   EXPECT_EQ(mplan.code, 0) << mplan.output;
   EXPECT_NE(mplan.output.find("_p1x4_d1x4_mtp_conc12_kvdram-hicache decode"), std::string::npos) << mplan.output;

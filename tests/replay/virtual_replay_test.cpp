@@ -180,3 +180,72 @@ TEST(VirtualReplay, StickyRoutingKeepsPrefixReuseThatRoundRobinFragments) {
   EXPECT_LT(sticky.engine.computed_prefill_tokens_total, rr.engine.computed_prefill_tokens_total);
   EXPECT_GT(hit(sticky.engine), 0.7);
 }
+
+// Disaggregated prefill and decode: every request is prefilled (and its
+// first token sampled) on the prefill engine, its KV crosses the link, and
+// the decode engine streams the rest; the record is the request as the
+// client saw it. Qwen3-8B's KV (FP8, as its spec gives it) is 36 layers x 8
+// KV heads x 128 x 2 (K, V) x 1 byte = 73,728 bytes a token at TP1, so a
+// prompt of n tokens takes 1 ms + n x 73,728 / bandwidth to cross.
+TEST(VirtualReplay, DisaggregatedPrefillHandsEachRequestToADecodeEngineAfterItsKvTransfer) {
+  const auto traces = small_traces();
+  auto cfg = config();
+  cfg.duration_s = 60;
+  constexpr double kKvBytesPerToken = 73728, kLatency = 1e-3;
+  struct Run {
+    replay::VirtualReplayResult res;
+    sim::EngineStats prefill, decode;
+  };
+  auto run = [&](double bandwidth) {
+    auto p = small_engine(), d = small_engine();
+    replay::VirtualReplayOptions vo;
+    vo.decode = replay::VirtualReplayOptions::DecodePool{{d.get()}, 1, bandwidth, kLatency};
+    Run r{replay::predict_replay({p.get()}, cfg, traces, vo), p->stats(), d->stats()};
+    return r;
+  };
+  const Run fast = run(50e9), slow = run(2e9);
+  for (const Run* r : {&fast, &slow}) {
+    const auto& recs = r->res.replay.run.records;
+    ASSERT_GT(recs.size(), 20u);
+    long long ok = 0;
+    for (const auto& rec : recs) {
+      if (rec.error) continue;
+      ++ok;
+      ASSERT_FALSE(rec.content_ns.empty());
+      // The usage is the whole request's: every token asked for, the
+      // prompt, and the prefill engine's cached tokens.
+      EXPECT_EQ(rec.usage_completion_tokens.value_or(-1), rec.requested_osl);
+      EXPECT_EQ(rec.usage_prompt_tokens.value_or(-1), rec.requested_isl);
+      const double transfer = kLatency + rec.requested_isl * kKvBytesPerToken / (r == &fast ? 50e9 : 2e9);
+      EXPECT_GE(static_cast<double>(rec.content_ns.front() - rec.start_ns) / 1e9, transfer) << rec.requested_isl;
+    }
+    EXPECT_GT(ok, 20);
+    // Each request: one prefill and the first token on the prefill engine,
+    // no prefill and the other tokens on the decode engine.
+    EXPECT_EQ(r->prefill.generation_tokens_total, r->prefill.requests_finished);
+    EXPECT_EQ(r->decode.computed_prefill_tokens_total, 0);
+    EXPECT_EQ(r->decode.prompt_tokens_total, 0);
+    EXPECT_GT(r->prefill.cache_hit_rate(), 0.5);  // the prefill side keeps its radix cache
+    EXPECT_EQ(r->res.engine.requests_total, r->prefill.requests_total);  // counted once
+    ASSERT_GT(r->res.handoffs, 0);
+    EXPECT_GE(r->res.handoff_s, r->res.transfer_s);
+  }
+  // The mean transfer, from the prompts the profiling requests carried.
+  auto mean_transfer = [&](const Run& r, double bandwidth) {
+    double sum = 0;
+    long long n = 0;
+    for (const auto& rec : r.res.replay.run.records)
+      if (!rec.error && rec.phase == Phase::profiling) {
+        sum += kLatency + rec.requested_isl * kKvBytesPerToken / bandwidth;
+        ++n;
+      }
+    return sum / static_cast<double>(n);
+  };
+  EXPECT_NEAR(fast.res.transfer_s / static_cast<double>(fast.res.handoffs), mean_transfer(fast, 50e9),
+              0.02 * mean_transfer(fast, 50e9));
+  EXPECT_NEAR(slow.res.transfer_s / static_cast<double>(slow.res.handoffs), mean_transfer(slow, 2e9),
+              0.02 * mean_transfer(slow, 2e9));
+  std::printf("disaggregated: mean handoff %.1f ms at 50 GB/s, %.1f ms at 2 GB/s\n",
+              1000 * fast.res.handoff_s / static_cast<double>(fast.res.handoffs),
+              1000 * slow.res.handoff_s / static_cast<double>(slow.res.handoffs));
+}

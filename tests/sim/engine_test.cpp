@@ -362,3 +362,81 @@ TEST(Engine, WithoutHiCacheTheEvictedPrefixIsRecomputed) {
   e.submit({5, a2, 4});
   EXPECT_EQ(run_until_done(e, 5).front().cached_tokens, 0);
 }
+
+// Disaggregated decode (SGLang's decode server): a request whose prompt KV
+// arrived from a prefill engine computes none of it, streams the prefill's
+// first token from an iteration that runs no forward, then decodes; the
+// decode engine keeps no radix cache.
+TEST(Engine, ATransferredRequestComputesNoneOfItsPromptAndStreamsItsFirstTokenAtOnce) {
+  auto e = dense_engine();
+  SimRequestSpec s{1, tokens(1, 20000), 10};
+  s.kv_transferred = true;
+  s.cached_tokens = 15000;
+  e.submit(s);
+  auto first = e.step();
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_TRUE(first.events[0].first);
+  EXPECT_EQ(first.events[0].new_tokens, 1);
+  EXPECT_EQ(first.events[0].cached_tokens, 15000);
+  EXPECT_EQ(first.events[0].prompt_tokens, 20000);
+  EXPECT_FALSE(first.prefill);
+  EXPECT_EQ(e.stats().kv_used, 20001);  // the whole prompt and the first token
+  int steps = 0;
+  auto rest = run_until_done(e, 1, &steps);
+  EXPECT_EQ(steps, 9);  // nine decode rounds for the other nine tokens
+  ASSERT_FALSE(rest.empty());
+  EXPECT_TRUE(rest.back().finished);
+  EXPECT_EQ(rest.back().completion_tokens, 10);
+  const auto st = e.stats();
+  EXPECT_EQ(st.computed_prefill_tokens_total, 0);
+  EXPECT_EQ(st.prefill_steps, 0);
+  EXPECT_EQ(st.generation_tokens_total, 9);  // the first token is the prefill engine's
+  EXPECT_EQ(st.kv_used, 0);
+  EXPECT_EQ(e.cache().counters().device_tokens, 0);  // nothing kept
+  // The same request on an aggregated engine prefills its first
+  // 16,384-token chunk first.
+  auto agg = dense_engine();
+  agg.submit({1, tokens(1, 20000), 10});
+  EXPECT_TRUE(agg.step().prefill);
+  EXPECT_EQ(agg.stats().computed_prefill_tokens_total, 16384);
+}
+
+TEST(Engine, ATransferredRequestWaitsForRoomForItsPromptAndTheReservedDecodeTokens) {
+  // SGLang pre-allocates the prompt plus 512 reserved decode tokens, beyond
+  // what the running requests keep for their own (at most 512 each).
+  auto c = dense_config();
+  c.max_total_tokens = 30000;
+  auto e = dense_engine(c);
+  ASSERT_EQ(e.plan().kv_tokens, 30000);
+  SimRequestSpec a{1, tokens(1, 20000), 1000};
+  a.kv_transferred = true;
+  SimRequestSpec b{2, tokens(100000, 9000), 1000};
+  b.kv_transferred = true;
+  e.submit(a);
+  e.submit(b);
+  // A takes 20,001 tokens and keeps 512; B needs 9,001 + 512 = 9,513 of the
+  // 30,000 - 20,001 - 512 = 9,487 left: it waits until A ends.
+  auto first = e.step();
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_EQ(first.events[0].id, 1u);
+  EXPECT_EQ(e.transferred_waiting(), 1);
+  EXPECT_GT(e.stats().admission_blocked_kv, 0);
+  bool a_done = false, b_first = false;
+  while (e.has_work() && !b_first) {
+    for (const auto& ev : e.step().events) {
+      if (ev.id == 1 && ev.finished) a_done = true;
+      if (ev.id == 2 && ev.first) {
+        EXPECT_TRUE(a_done) << "B started before A ended";
+        b_first = true;
+      }
+    }
+  }
+  EXPECT_TRUE(b_first);
+  // With room for both (9,000 tokens less), B starts in the first iteration too.
+  auto roomy = dense_engine(c);
+  SimRequestSpec small = b;
+  small.prompt_len = 8900;  // 8,901 + 512 = 9,413 <= 9,487
+  roomy.submit(a);
+  roomy.submit(small);
+  EXPECT_EQ(roomy.step().events.size(), 2u);
+}
