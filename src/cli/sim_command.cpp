@@ -41,6 +41,8 @@ struct SimCommand {
   int dp = 1;                   // with --traces: engines behind a router
   bool dp_attention = false;    // the --dp engines are one engine's DP-attention ranks, stepping together
   std::string route_policy = "round_robin";
+  int decode_engines = 0;              // with --traces: disaggregated decode engines behind the --dp prefill engines
+  double kv_transfer_bandwidth = 0;    // their KV link, bytes/s (0: the hardware spec's)
   bool write_results = false;
 };
 
@@ -141,6 +143,26 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   vo.policy = route::parse_policy(sc.route_policy);
   if (sc.dp_attention && sc.dp < 2) throw UserError("--dp-attention needs --dp N (N >= 2 ranks)");
   if (sc.dp_attention) vo.lockstep_ranks = sc.dp;
+  // Disaggregated: the --dp engines prefill, these decode (with the same
+  // flags; no host tier, as the decode side keeps no cache).
+  const sim::HardwareSpec hw = load_engine_hardware(sc.predict_engine);
+  const bool kv_bandwidth_given = sc.predict->get_option("--kv-transfer-bandwidth")->count() > 0;
+  if (kv_bandwidth_given && sc.decode_engines == 0)
+    throw UserError("--kv-transfer-bandwidth needs --decode-engines N (disaggregated serving)");
+  if (sc.decode_engines > 0) {
+    sim::EngineConfig decode_cfg = sc.predict_engine.cfg;
+    decode_cfg.hicache = sim::HiCacheConfig{};
+    replay::VirtualReplayOptions::DecodePool pool;
+    for (int i = 0; i < sc.decode_engines; ++i) {
+      engines.push_back(std::make_unique<sim::Engine>(sim::load_model_spec(sc.predict_engine.model), hw, decode_cfg));
+      pool.engines.push_back(engines.back().get());
+    }
+    pool.transfer_bytes_per_s = kv_bandwidth_given ? sc.kv_transfer_bandwidth : hw.kv_transfer_bandwidth * hw.eff_nvlink;
+    if (!(pool.transfer_bytes_per_s > 0))
+      throw UserError("--decode-engines: hardware spec '" + hw.name +
+                      "' gives no kv_transfer_bandwidth_one_way; give --kv-transfer-bandwidth BYTES_PER_S");
+    vo.decode = std::move(pool);
+  }
   CountProgress predicting("agentperf: predicting", load.quiet);  // virtual s of --duration played
   vo.progress = &predicting;
   auto res = replay::predict_replay(ranks, cfg, traces, vo);
@@ -153,9 +175,11 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   // TP) unless --gpus says otherwise, the same on the console, in the files
   // and in the report's run description.
   const bool gpus_given = sc.predict->get_option("--gpus")->count() > 0;
-  if (!gpus_given) info.gpus = sc.dp * sc.predict_engine.cfg.tp;
+  if (!gpus_given) info.gpus = (sc.dp + sc.decode_engines) * sc.predict_engine.cfg.tp;
   info.description.gpus = info.gpus;
-  info.description.gpus_source = gpus_given ? "--gpus" : "the simulated deployment (TP x --dp)";
+  info.description.gpus_source = gpus_given            ? "--gpus"
+                                 : sc.decode_engines ? "the simulated deployment (TP x (--dp + --decode-engines))"
+                                                     : "the simulated deployment (TP x --dp)";
   const RunVerdict verdict = replay::judge_replay(res.replay, 0.10);
   auto agg = replay::build_replay_aggregate(res.replay, cfg, info, verdict);
   agg.json["input_config"]["engine"] = {{"model", sc.predict_engine.model}, {"hardware", sc.predict_engine.hardware},
@@ -163,13 +187,26 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
                                         {"dp_attention", sc.dp_attention},
                                         {"route_policy", sc.dp > 1 ? nlohmann::json(sc.route_policy) : nlohmann::json(nullptr)},
                                         {"virtual_time", true}};
+  if (vo.decode) {
+    agg.json["input_config"]["engine"]["decode_engines"] = sc.decode_engines;
+    agg.json["input_config"]["engine"]["kv_transfer_bytes_per_s"] = vo.decode->transfer_bytes_per_s;
+  }
   agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
-  if (sc.dp > 1) agg.json["sim"]["per_engine"] = sim::per_engine_json(res.per_engine);
+  if (res.per_engine.size() > 1) agg.json["sim"]["per_engine"] = sim::per_engine_json(res.per_engine);
+  if (auto h = replay::handoff_json(res); !h.is_null()) agg.json["sim"]["handoff"] = h;
   print_summary(agg.json);
   print_replay_lines(agg.inferencex, res.replay);
   print_engine_summary(res.engine, engine.plan(), stdout);
-  if (sc.dp > 1) {
-    std::printf("DP %d (%s): per engine requests / cache hit / prefill tokens computed:", sc.dp, sc.route_policy.c_str());
+  if (vo.decode) {
+    const auto n = static_cast<double>(std::max<long long>(1, res.handoffs));
+    std::printf("Disaggregated: %d prefill + %d decode engines; KV at %.3g GB/s: mean handoff %.1f ms (transfer %.1f ms) "
+                "from the prefill's first token to the decode's, over %lld requests\n",
+                sc.dp, sc.decode_engines, vo.decode->transfer_bytes_per_s / 1e9, 1000 * res.handoff_s / n,
+                1000 * res.transfer_s / n, res.handoffs);
+  }
+  if (res.per_engine.size() > 1) {
+    std::printf("%s %d (%s): per engine requests / cache hit / prefill tokens computed:", vo.decode ? "Prefill, decode" : "DP",
+                static_cast<int>(res.per_engine.size()), sc.route_policy.c_str());
     for (const auto& e : res.per_engine)
       std::printf(" %lld / %.1f%% / %.3gM;", static_cast<long long>(e.requests_total),
                   100.0 * e.cache_hit_rate(),
@@ -289,6 +326,15 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
                           "policies; session_sticky keys on the session tree with --routing-headers)")
       ->check(CLI::IsMember({"round_robin", "least_outstanding", "session_sticky", "cache_aware"}))
       ->capture_default_str()->group("Replay");
+  sc->predict->add_option("--decode-engines", sc->decode_engines,
+                          "With --traces: disaggregated serving: the --dp engines prefill each request and sample its "
+                          "first token, then its KV crosses to the one of N decode engines (same flags, no cache) "
+                          "with the fewest requests, which decodes the rest")
+      ->transform(int_in(0, 1024))->capture_default_str()->group("Replay");
+  sc->predict->add_option("--kv-transfer-bandwidth", sc->kv_transfer_bandwidth,
+                          "With --decode-engines: bytes/s of one GPU's link a prompt's KV crosses (default: the "
+                          "hardware spec's kv_transfer_bandwidth_one_way at its NVLink efficiency)")
+      ->check(real_in(1e6, 1e13, false, "bytes per second"))->group("Replay");
   auto* a = "Agentic workload";
   sc->predict->add_option("--agentic-sessions", sc->agentic.sessions,
                           "Lanes of coding-agent sessions (replaces the synthetic single-turn stream)")

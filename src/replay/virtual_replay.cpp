@@ -86,6 +86,13 @@ sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per) {
   return s;
 }
 
+nlohmann::ordered_json handoff_json(const VirtualReplayResult& r) {
+  if (r.handoffs == 0) return nullptr;
+  const auto n = static_cast<double>(r.handoffs);
+  return {{"requests", r.handoffs}, {"mean_handoff_ms", 1000 * r.handoff_s / n},
+          {"mean_kv_transfer_ms", 1000 * r.transfer_s / n}};
+}
+
 namespace {
 
 // One pool of engines as the driver sees it: a virtual client per engine,

@@ -11,6 +11,7 @@
 // network delay on every request and every chunk, and sends that fall due
 // at one instant go out one after another (burst spacing).
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
@@ -58,7 +59,9 @@ struct VirtualReplayOptions {
     std::vector<sim::Engine*> engines;
     int lockstep_ranks = 1;
     double transfer_bytes_per_s = 0;
-    double transfer_latency_s = 0;
+    // A request's fixed cost of its transfer (the transfer engine's setup
+    // and completion polling) on top of its bytes. EST: not measured.
+    double transfer_latency_s = 1e-3;
   };
   std::optional<DecodePool> decode;
   // Progress (optional, not owned): virtual seconds of the profiling phase
@@ -89,5 +92,11 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
 
 // Engine counters summed over engines (busy time: the busiest engine's).
 sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per_engine);
+
+// A disaggregated prediction's "handoff" for the "sim" section: the
+// profiling requests handed over, the mean time from the prefill engine's
+// first token to the decode engine's, and the KV transfer's part of it;
+// null when nothing was handed over.
+nlohmann::ordered_json handoff_json(const VirtualReplayResult& r);
 
 }  // namespace agentperf::replay

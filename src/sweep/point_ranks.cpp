@@ -35,7 +35,6 @@ PointRanks multinode_ranks(const std::vector<recipe::PointEngine>& pools, const 
   pool.engines = decode.ranks;
   pool.lockstep_ranks = decode.options.lockstep_ranks;
   pool.transfer_bytes_per_s = hw.kv_transfer_bandwidth * hw.eff_nvlink;
-  pool.transfer_latency_s = kKvTransferLatencyS;
   out.options.decode = std::move(pool);
   for (auto& e : decode.owned) out.owned.push_back(std::move(e));
   return out;

@@ -40,9 +40,4 @@ PointRanks point_ranks(const recipe::PointEngine& pe, const sim::ModelSpec& mode
 PointRanks multinode_ranks(const std::vector<recipe::PointEngine>& pools, const sim::ModelSpec& model,
                            const sim::HardwareSpec& hw);
 
-// A request's fixed cost of a KV transfer between a prefill and a decode
-// engine (the transfer engine's per-request setup and completion polling),
-// on top of its bytes over the link. EST: not measured.
-inline constexpr double kKvTransferLatencyS = 1e-3;
-
 }  // namespace agentperf::sweep

@@ -661,12 +661,7 @@ class Sweep {
     }
     agg.json["sim"] = sim::prediction_json(res.engine, engine.plan(), res.virtual_seconds, res.cpu_seconds);
     if (res.per_engine.size() > 1) agg.json["sim"]["per_engine"] = sim::per_engine_json(res.per_engine);
-    // Disaggregated: the profiling requests' mean time from the prefill
-    // engine's first token to the decode engine's, and the KV transfer's part.
-    if (res.handoffs > 0)
-      agg.json["sim"]["handoff"] = {{"requests", res.handoffs},
-                                    {"mean_handoff_ms", 1000 * res.handoff_s / static_cast<double>(res.handoffs)},
-                                    {"mean_kv_transfer_ms", 1000 * res.transfer_s / static_cast<double>(res.handoffs)}};
+    if (auto h = replay::handoff_json(res); !h.is_null()) agg.json["sim"]["handoff"] = std::move(h);
     write_run_results(dir, res.replay.run.records, agg.json, false);
     r.server_command = "sim predict --traces (virtual time): " + recipe_.sim_model_spec + " on " + recipe_.sim_hardware_spec;
     take_metrics(r, agg);

@@ -544,6 +544,33 @@ TEST(Cli, SimPredictTracesThroughputPerGpuFollowsTheDeployment) {
   std::filesystem::remove_all(dir);
 }
 
+// Disaggregated serving from the command line: --dp prefill engines and
+// --decode-engines decode engines of the same TP, the KV between them at
+// --kv-transfer-bandwidth (the transfer's numbers are held in
+// VirtualReplay.DisaggregatedPrefill...); throughput over all their GPUs.
+TEST(Cli, SimPredictTracesRunsDisaggregatedPrefillAndDecodeEngines) {
+  const auto dir = std::filesystem::temp_directory_path() / ("agentperf_predict_disagg_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string base = "sim predict --model-spec qwen3.5-397b-a17b-nvfp4 --hardware b200 --tp 4 "
+                           "--traces synth:cc-weka-256k --num-dataset-entries 8 -c 2 -d 60 -q";
+  auto r = run_cli(base + " --dp 2 --decode-engines 1 --kv-transfer-bandwidth 25e9 -o " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Disaggregated: 2 prefill + 1 decode engines; KV at 25 GB/s: mean handoff"), std::string::npos)
+      << r.output;
+  std::ifstream in(dir / "profile_export_aiperf.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["inferencex"]["throughput"]["num_gpus"], 12);  // TP4 x (2 + 1)
+  EXPECT_EQ(j["input_config"]["engine"]["decode_engines"], 1);
+  EXPECT_EQ(j["sim"]["per_engine"].size(), 3u);
+  EXPECT_EQ(j["sim"]["per_engine"][2]["computed_prefill_tokens"], 0);
+  EXPECT_GT(j["sim"]["handoff"]["requests"].get<int>(), 0);
+  // The bandwidth without decode engines is a mistake, named.
+  auto lone = run_cli(base + " --kv-transfer-bandwidth 25e9");
+  EXPECT_EQ(lone.code, 2);
+  EXPECT_NE(lone.output.find("--kv-transfer-bandwidth needs --decode-engines N"), std::string::npos) << lone.output;
+  std::filesystem::remove_all(dir);
+}
+
 // ---- Errors that name the fix (the first hour) ----
 
 TEST(Cli, AMistypedCommandOrFlagNamesTheNearestRealOne) {
