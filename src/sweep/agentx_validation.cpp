@@ -41,7 +41,8 @@ namespace {
 AgentxSeries read_series(const std::string& id, const JsonReader& s) {
   s.reject_unknown_keys({"split", "family", "master_key", "engine", "engine_image", "model_spec", "hardware", "num_gpus",
                          "tp", "ep", "dp_attention", "kv_offload", "runner", "dram_utilization", "spec", "kv_dtype_bytes",
-                         "mem_fraction_static", "launcher_flags", "max_total_tokens", "context_length", "corpus", "rerun_of", "cliff_after", "excluded", "source", "notes"});
+                         "mem_fraction_static", "launcher_flags", "max_total_tokens", "context_length", "corpus", "rerun_of", "cliff_after", "excluded", "source", "notes",
+                         "prefill", "decode"});
   AgentxSeries v;
   v.id = id;
   v.split = s.string("split");
@@ -58,6 +59,18 @@ AgentxSeries read_series(const std::string& id, const JsonReader& s) {
   v.tp = s.integer("tp", JsonRange::between(1, 1024));
   v.ep = s.integer_or("ep", 1, JsonRange::between(1, 1024));
   v.dp_attention = s.boolean_or("dp_attention", false);
+  for (const char* role : {"prefill", "decode"}) {
+    if (!s.has(role)) continue;
+    const JsonReader w = s.object(role);
+    w.reject_unknown_keys({"workers", "tp", "ep", "dp_attention"});
+    AgentxSeries::Workers ws;
+    ws.workers = w.integer("workers", JsonRange::between(std::string(role) == "decode" ? 0 : 1, 1024));
+    ws.tp = w.integer("tp", JsonRange::between(1, 1024));
+    ws.ep = w.integer_or("ep", 1, JsonRange::between(1, 1024));
+    ws.dp_attention = w.boolean_or("dp_attention", false);
+    (std::string(role) == "prefill" ? v.prefill : v.decode) = ws;
+  }
+  if (v.decode && !v.prefill) s.fail("decode", "needs a prefill block (the workers that take the requests first)");
   v.kv_offload = s.string_or("kv_offload", "none");
   if (v.kv_offload != "none" && v.kv_offload != "dram") s.fail("kv_offload", "must be none or dram");
   v.runner = s.string_or("runner", "");
@@ -193,6 +206,18 @@ std::unique_ptr<SeriesPoint> series_point(const AgentxSeries& s, int conc) {
   e.tp = s.tp;
   e.ep = s.ep;
   e.dp_attn = s.dp_attention;
+  if (s.prefill) {
+    auto worker = [](const AgentxSeries::Workers& w) {
+      recipe::WorkerSpec ws;
+      ws.num_worker = w.workers;
+      ws.tp = w.tp;
+      ws.ep = w.ep;
+      ws.dp_attn = w.dp_attention;
+      return ws;
+    };
+    e.prefill = worker(*s.prefill);
+    e.decode = s.decode ? worker(*s.decode) : recipe::WorkerSpec{};  // none: aggregated
+  }
   e.spec_decoding = s.mtp ? "mtp" : "none";
   e.kv_offloading = s.kv_offload;
   e.conc_list = {conc};
@@ -229,16 +254,19 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   const sim::EngineCosts costs = o.costs ? o.costs(s.engine) : sim::load_engine_costs(s.engine);
   auto sp = series_point(s, p.concurrency);
   auto engines = recipe::engines_for(sp->recipe, sp->point, costs, &model, &hw);
-  const recipe::PointEngine& pe = engines.front();
-  sim::EngineConfig cfg = pe.config;
-  cfg.scheduler = s.engine == "vllm" ? sim::SchedulerKind::vllm : sim::SchedulerKind::sglang;
-  cfg.mem_fraction_static = s.mem_fraction_static;
-  cfg.max_total_tokens = s.max_total_tokens;
-  cfg.spec.enabled = s.mtp;
-  cfg.spec.accept_length = s.acceptance_length;
-  cfg.spec.num_steps = s.num_steps;
-  cfg.spec.num_draft_tokens = s.num_draft_tokens;
-  PointRanks served = point_ranks(pe, model, hw, cfg);
+  // The series' engine flags over the launcher rules' ones, on every pool.
+  for (auto& pe : engines) {
+    sim::EngineConfig& cfg = pe.config;
+    cfg.scheduler = s.engine == "vllm" ? sim::SchedulerKind::vllm : sim::SchedulerKind::sglang;
+    cfg.mem_fraction_static = s.mem_fraction_static;
+    cfg.max_total_tokens = s.max_total_tokens;
+    cfg.spec.enabled = s.mtp;
+    cfg.spec.accept_length = s.acceptance_length;
+    cfg.spec.num_steps = s.num_steps;
+    cfg.spec.num_draft_tokens = s.num_draft_tokens;
+  }
+  PointRanks served = sp->entry.multinode() ? multinode_ranks(engines, model, hw)
+                                            : point_ranks(engines.front(), model, hw, engines.front().config);
   replay::ReplayConfig rc;
   rc.lanes = p.concurrency;
   rc.duration_s = o.duration_s;
@@ -286,6 +314,8 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
     out.breakdown["ttft_scheduler_wait_ms"] = 1000 * b.scheduler_wait_s / n;
     out.breakdown["ttft_first_step_ms"] = 1000 * b.first_step_s / n;
     out.breakdown["ttft_network_ms"] = 1000 * b.network_s / n;
+    // Disaggregated: from the prefill's first token to the decode's.
+    if (res.handoffs > 0) out.breakdown["ttft_handoff_ms"] = 1000 * res.handoff_s / static_cast<double>(res.handoffs);
   }
   const auto& e = res.engine;
   if (e.decode_steps > 0) {

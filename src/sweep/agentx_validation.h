@@ -49,6 +49,16 @@ struct AgentxSeries {
   std::string model_spec, hardware;  // simulator specs (data/models, data/hardware)
   int num_gpus = 1, tp = 1, ep = 1;
   bool dp_attention = false;  // DP ranks of attention TP1, each its own KV pool and radix cache
+  // A multinode deployment (InferenceX's prefill/decode WorkerConfig): its
+  // worker pools, run as a sweep's dry run runs them (sweep/point_ranks.h,
+  // multinode_ranks): an aggregated one (no decode workers) as replicas, a
+  // disaggregated one as prefill and decode pools with the KV transfer
+  // between. tp/ep/dp_attention above then describe nothing on their own.
+  struct Workers {
+    int workers = 0, tp = 1, ep = 1;
+    bool dp_attention = false;
+  };
+  std::optional<Workers> prefill, decode;
   std::string kv_offload = "none";  // none | dram (HiCache)
   std::string runner;                // InferenceX runner: its host DRAM sizes the HiCache pool
   double dram_utilization = 0.8;

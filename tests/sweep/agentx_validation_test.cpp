@@ -175,3 +175,30 @@ TEST(AgentxValidation, CliffIsTheFirstCollapseOfTheCacheHit) {
   const auto none = sweep::load_agentx_set(write_temp("agentx_nocliff.json", set_text()));
   EXPECT_FALSE(sweep::past_published_cliff(none, none.points.front()));
 }
+
+// A multinode series (InferenceX's prefill/decode workers) replays as a
+// sweep's dry run runs the entry: a disaggregated one prefills on its
+// prefill worker and decodes on its decode worker, the KV crossing between
+// them; its TTFT's parts, the handoff included, add up to the mean TTFT.
+TEST(AgentxValidation, AMultinodeSeriesReplaysItsWorkerPools) {
+  const std::string disagg = R"(, "prefill": {"workers": 1, "tp": 4}, "decode": {"workers": 1, "tp": 4})";
+  // The FP8 model's 397 GB of weights fit four H200s.
+  const auto set = sweep::load_agentx_set(write_temp("agentx_disagg.json", set_text(disagg)));
+  ASSERT_TRUE(set.series.at("s1").prefill.has_value());
+  sweep::AgentxPredictOptions o;
+  o.duration_s = 300;
+  const auto pred = sweep::predict_agentx_point(set, set.points.front(), o);
+  ASSERT_TRUE(pred.failure.empty()) << pred.failure;
+  ASSERT_GT(pred.requests, 10);
+  ASSERT_GT(pred.breakdown.count("ttft_handoff_ms"), 0u);
+  EXPECT_GT(pred.breakdown.at("ttft_handoff_ms"), 1.0);  // at least the transfer's fixed 1 ms
+  double parts = 0;
+  for (const char* k : {"ttft_front_end_wait_ms", "ttft_front_end_ms", "ttft_scheduler_wait_ms", "ttft_first_step_ms",
+                        "ttft_network_ms", "ttft_handoff_ms"})
+    parts += pred.breakdown.at(k);
+  EXPECT_NEAR(parts, pred.metrics.at("ttft_mean_ms"), 0.05 * pred.metrics.at("ttft_mean_ms"));
+  // A decode block without prefill workers is named.
+  EXPECT_NE(error_of(set_text(R"(, "decode": {"workers": 1, "tp": 4})")).find("field 'series.s1.decode': needs a prefill block"),
+            std::string::npos)
+      << error_of(set_text(R"(, "decode": {"workers": 1, "tp": 4})"));
+}
