@@ -82,6 +82,9 @@ struct Play {
   double idle_since = 0;
   bool ended = false;
   bool dropped = false;  // its trace overflowed the context in warmup: the lane plays no more
+  // ReplayScheduler::apply_idle_caps' scratch: the play's earliest pending
+  // timer and the shift its timers take, valid during one call.
+  double idle_scratch_earliest = 0, idle_scratch_shift = 0;
 };
 
 // A turn to send now. `rec` carries the request's identity (index, phase,

@@ -285,7 +285,17 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     if (sched.finished()) break;
     if (const auto& why = sched.cancel_reason()) {
       const std::string reason = *why;
-      for (auto& f : prefill.cancel_all(t, reason)) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
+      for (auto& f : prefill.cancel_all(t, reason)) {
+        // Disaggregated: a prefill that ended by now would have been handed
+        // over, and its decode is cancelled with the rest.
+        if (decode && !f.rec.error) {
+          f.rec.error = ErrorInfo{499, "RequestCancelled", reason};
+          f.rec.was_cancelled = true;
+          f.rec.cancellation_ns = f.rec.end_ns = t;
+          f.rec.saw_done = false;
+        }
+        finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
+      }
       if (decode)
         for (auto& f : decode->cancel_all(t, reason)) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
       continue;

@@ -617,3 +617,25 @@ TEST(ReplayScheduler, PressureTurnsDoNotDependOnTheOrderOfSimultaneousCompletion
     EXPECT_EQ(r->result.warmup_pressure, 3);
   }
 }
+
+// Warmup cut off by its grace period while its last pressure request is in
+// flight: the driver cancels it, the drained warmup hands over, and the
+// profiling phase starts with no cancellation pending (a stale one had the
+// virtual-time driver cancel every profiling request at the same instant,
+// forever: a disaggregated sweep point spun there for minutes).
+TEST(ReplayScheduler, AWarmupCutByItsGraceLeavesNoCancellationForProfiling) {
+  auto c = base_config(1);
+  c.warmup_requests_per_lane = 1;
+  c.warmup_grace_s = 3;  // the primer ends at 2 s, the pressure request is in flight at 3 s
+  const auto r = drive(c, parse({kH2}), 2.0, 60);
+  int cancelled_warmup = 0, profiled_ok = 0, profiled_cancelled = 0;
+  for (const auto& rec : r.result.run.records) {
+    const bool cancelled = rec.error && rec.error->code == 499;
+    if (rec.phase == Phase::warmup && cancelled) ++cancelled_warmup;
+    if (rec.phase == Phase::profiling) ++(cancelled ? profiled_cancelled : profiled_ok);
+  }
+  EXPECT_EQ(cancelled_warmup, 1);
+  EXPECT_GT(profiled_ok, 0);
+  EXPECT_EQ(profiled_cancelled, 0);
+  EXPECT_NEAR(r.profile_start, 3.0, 1e-9);
+}
