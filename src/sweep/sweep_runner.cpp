@@ -551,7 +551,9 @@ class Sweep {
       // workers x TP x PP x PCP, and an aggregated entry has no decode pool.
       put("IS_MULTINODE", "true");
       put("DISAGG", recipe_.disagg ? "true" : "false");
-      for (const auto& [role, w] : {std::pair{"PREFILL", &*p.entry->prefill}, std::pair{"DECODE", &*p.entry->decode}}) {
+      const recipe::WorkerSpec none{};  // an aggregated entry's decode side: no workers
+      for (const auto& [role, w] : {std::pair{"PREFILL", &*p.entry->prefill},
+                                    std::pair{"DECODE", p.entry->decode ? &*p.entry->decode : &none}}) {
         const std::string r(role);
         put((r + "_NUM_WORKERS").c_str(), std::to_string(w->num_worker));
         put((r + "_TP").c_str(), std::to_string(w->tp));
@@ -575,8 +577,8 @@ class Sweep {
   static int point_gpus(const recipe::ExpandedPoint& p) {
     if (!p.entry->multinode()) return p.entry->tp;
     int n = 0;
-    for (const auto* w : {&*p.entry->prefill, &*p.entry->decode})
-      n += w->num_worker * w->tp * w->pp * w->pcp;
+    for (const auto& w : {p.entry->prefill, p.entry->decode})
+      if (w) n += w->num_worker * w->tp * w->pp * w->pcp;
     return n;
   }
 
