@@ -572,7 +572,8 @@ class Sweep {
 
   // The GPUs a point's throughput per GPU is over: a single-node point's
   // TP; a multinode point's workers, as InferenceX counts them
-  // (utils/agentic/aggregation/process_agentic_result.py, _gpu_shape:
+  // (SemiAnalysisAI/InferenceX @ 843c6254ff69,
+  // utils/agentic/aggregation/process_agentic_result.py, _gpu_shape:
   // workers x TP x PP x PCP per pool, prefill plus decode).
   static int point_gpus(const recipe::ExpandedPoint& p) {
     if (!p.entry->multinode()) return p.entry->tp;
