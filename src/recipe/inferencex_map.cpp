@@ -67,4 +67,14 @@ const RunnerRow* find_runner(const std::string& runner) {
   return nullptr;
 }
 
+// InferenceX's benchmarks/benchmark_lib.sh resolve_trace_source (@ 843c6254ff69):
+// without WEKA_LOADER_OVERRIDE, MODEL_PREFIX dsv4*, glm5.2*, minimaxm3* and
+// kimik3* replay the unfiltered 062126 corpus, every other family its
+// 256k-capped variant.
+std::string default_corpus_for(const std::string& model_prefix) {
+  for (const char* p : {"dsv4", "glm5.2", "minimaxm3", "kimik3"})
+    if (model_prefix.rfind(p, 0) == 0) return "synth:cc-weka-1m";
+  return "synth:cc-weka-256k";
+}
+
 }  // namespace agentperf::recipe

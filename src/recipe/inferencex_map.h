@@ -31,4 +31,10 @@ const std::vector<RunnerRow>& runner_rows();
 const ModelSpecRow* find_model_spec(const std::string& model, const std::string& precision);
 const RunnerRow* find_runner(const std::string& runner);
 
+// The synthetic stand-in (docs/traces.md) of the trace corpus an entry's
+// launcher replays by default, from its `model-prefix`: the unfiltered
+// corpus ("synth:cc-weka-1m") for the families with a 1M-token native
+// context, the 256k-capped one ("synth:cc-weka-256k") for the rest.
+std::string default_corpus_for(const std::string& model_prefix);
+
 }  // namespace agentperf::recipe

@@ -221,7 +221,7 @@ Recipe MasterConfig::entry(const std::string& key) const {
   r.multinode = root.get<bool>("multinode", "true or false");
   r.disagg = root.get<bool>("disagg", "true or false", false);
   if (r.disagg && !r.multinode) root["disagg"].fail("true needs multinode: true");
-  r.replay_traces = "synth:cc-weka-256k";  // stands in for the dataset InferenceX replays (docs/traces.md)
+  r.replay_traces = default_corpus_for(r.model_prefix);  // stands in for the corpus the launcher replays
   r.duration_s = 3600;                     // DEFAULT_AGENTIC_DURATION_SECONDS
 
   Notes notes;

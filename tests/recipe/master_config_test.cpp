@@ -299,6 +299,11 @@ TEST(MasterConfig, TheTableMapsCheckpointsAndRunners) {
   EXPECT_EQ(r.available_cpu_dram_mib, 3095781);
   EXPECT_EQ(r.replay_traces, "synth:cc-weka-256k");
   EXPECT_TRUE(r.notes.empty());  // an SGLang single-node entry: nothing unmodelled
+  // The 1M-context families replay the unfiltered corpus (benchmark_lib.sh
+  // resolve_trace_source): GLM-5.2, DeepSeek-V4, MiniMax-M3, Kimi-K3.
+  EXPECT_EQ(load_recipe(kNvidia + "#glm5.2-fp4-b300-sglang-agentic-mtp").replay_traces, "synth:cc-weka-1m");
+  EXPECT_EQ(load_recipe(kNvidia + "#dsv4-fp4-b200-sglang-agentic-hicache-mtp").replay_traces, "synth:cc-weka-1m");
+  EXPECT_EQ(load_recipe(kAmd + "#glm5.2-fp8-mi325x-sglang-agentic-mtp").replay_traces, "synth:cc-weka-1m");
   const auto ps = expand(r);
   ASSERT_EQ(ps.size(), 32u);  // 15 + 5 + 5 + 7 concs
   const auto& p = ps[19];     // TP4 + HiCache, conc 72
