@@ -134,9 +134,10 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   auto traces = load_replay_traces(sc.traces, cfg, load.quiet, stats);
   std::vector<std::unique_ptr<sim::Engine>> engines;
   std::vector<sim::Engine*> ranks;
+  const sim::ModelSpec model = sim::load_model_spec(sc.predict_engine.model);
+  const sim::HardwareSpec hw = load_engine_hardware(sc.predict_engine);
   for (int i = 0; i < sc.dp; ++i) {
-    engines.push_back(std::make_unique<sim::Engine>(sim::load_model_spec(sc.predict_engine.model),
-                                                    load_engine_hardware(sc.predict_engine), sc.predict_engine.cfg));
+    engines.push_back(std::make_unique<sim::Engine>(model, hw, sc.predict_engine.cfg));
     ranks.push_back(engines.back().get());
   }
   replay::VirtualReplayOptions vo;
@@ -145,7 +146,6 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
   if (sc.dp_attention) vo.lockstep_ranks = sc.dp;
   // Disaggregated: the --dp engines prefill, these decode (with the same
   // flags; no host tier, as the decode side keeps no cache).
-  const sim::HardwareSpec hw = load_engine_hardware(sc.predict_engine);
   const bool kv_bandwidth_given = sc.predict->get_option("--kv-transfer-bandwidth")->count() > 0;
   if (kv_bandwidth_given && sc.decode_engines == 0)
     throw UserError("--kv-transfer-bandwidth needs --decode-engines N (disaggregated serving)");
@@ -154,7 +154,7 @@ int run_predict_traces(SimCommand& sc, const std::string& cli_command) {
     decode_cfg.hicache = sim::HiCacheConfig{};
     replay::VirtualReplayOptions::DecodePool pool;
     for (int i = 0; i < sc.decode_engines; ++i) {
-      engines.push_back(std::make_unique<sim::Engine>(sim::load_model_spec(sc.predict_engine.model), hw, decode_cfg));
+      engines.push_back(std::make_unique<sim::Engine>(model, hw, decode_cfg));
       pool.engines.push_back(engines.back().get());
     }
     pool.transfer_bytes_per_s = kv_bandwidth_given ? sc.kv_transfer_bandwidth : hw.kv_transfer_bandwidth * hw.eff_nvlink;

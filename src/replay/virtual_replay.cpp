@@ -236,6 +236,18 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     const std::int64_t start = rec.start_ns;
     decode->clients[static_cast<std::size_t>(dt)]->send_handoff(start, reaches, std::move(rec), std::move(spec));
   };
+  // Disaggregated: the prefills among `ended` that ended well hand over,
+  // earliest first; the rest (failed or cancelled) stay to end there.
+  auto hand_over_prefilled = [&](std::vector<sim::VirtualClient::Finished>& ended) {
+    if (!decode) return;
+    const auto failed_end = std::stable_partition(ended.begin(), ended.end(),
+                                                  [](const auto& f) { return f.rec.error.has_value(); });
+    std::vector<sim::VirtualClient::Finished> prefilled(std::make_move_iterator(failed_end),
+                                                        std::make_move_iterator(ended.end()));
+    ended.erase(failed_end, ended.end());
+    std::sort(prefilled.begin(), prefilled.end(), [](const auto& a, const auto& b) { return a.at_ns < b.at_ns; });
+    for (auto& f : prefilled) hand_over(std::move(f));
+  };
 
   const auto sending_s = std::isfinite(cfg.duration_s) ? static_cast<std::int64_t>(std::ceil(cfg.duration_s)) : 0;
   if (opts.progress) opts.progress->start(sending_s, "virtual s");
@@ -285,17 +297,11 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     if (sched.finished()) break;
     if (const auto& why = sched.cancel_reason()) {
       const std::string reason = *why;
-      for (auto& f : prefill.cancel_all(t, reason)) {
-        // Disaggregated: a prefill that ended by now would have been handed
-        // over, and its decode is cancelled with the rest.
-        if (decode && !f.rec.error) {
-          f.rec.error = ErrorInfo{499, "RequestCancelled", reason};
-          f.rec.was_cancelled = true;
-          f.rec.cancellation_ns = f.rec.end_ns = t;
-          f.rec.saw_done = false;
-        }
-        finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
-      }
+      // Disaggregated: a prefill that ended by now hands over, and the
+      // decode pool's cancellation below cancels it with the rest.
+      auto ended = prefill.cancel_all(t, reason);
+      hand_over_prefilled(ended);
+      for (auto& f : ended) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
       if (decode)
         for (auto& f : decode->cancel_all(t, reason)) finish(f.id, std::move(f.rec), std::max(t, f.at_ns));
       continue;
@@ -315,15 +321,9 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
     if (decode) {
       // A prefill that ends now hands over after the decode pool has run to
       // now: its transfer lands later still.
-      const auto failed_end = std::stable_partition(ended.begin(), ended.end(), [](const auto& f) {
-        return f.rec.error.has_value();  // a prefill that failed (or was cancelled) ends there
-      });
-      std::vector<sim::VirtualClient::Finished> prefilled(std::make_move_iterator(failed_end),
-                                                          std::make_move_iterator(ended.end()));
-      ended.erase(failed_end, ended.end());
-      for (auto& f : decode->advance_to(t)) ended.push_back(std::move(f));
-      std::sort(prefilled.begin(), prefilled.end(), [](const auto& a, const auto& b) { return a.at_ns < b.at_ns; });
-      for (auto& f : prefilled) hand_over(std::move(f));
+      auto decoded = decode->advance_to(t);
+      hand_over_prefilled(ended);
+      for (auto& f : decoded) ended.push_back(std::move(f));
     }
     std::sort(ended.begin(), ended.end(), [](const auto& a, const auto& b) { return a.at_ns < b.at_ns; });
     for (auto& f : ended) finish(f.id, std::move(f.rec), f.at_ns);
@@ -337,17 +337,17 @@ VirtualReplayResult predict_replay(const std::vector<sim::Engine*>& engines, con
   run.profiling_end_ns = t;
   run.abort_reason = out.replay.abort_reason;
   for (auto* e : engines) out.per_engine.push_back(e->stats());
+  if (opts.decode)
+    for (auto* e : opts.decode->engines) out.per_engine.push_back(e->stats());
   for (const auto& c : prefill.clients) out.ttft_breakdown += c->ttft_breakdown();
   out.engine = sum_engine_stats(out.per_engine);
   if (opts.decode) {
     // Every request passes a prefill and a decode engine: counted once, at
     // the prefill side; the decode side adds its own retractions,
     // rejections, tokens and busy time.
-    for (auto* e : opts.decode->engines) {
-      auto s = e->stats();
-      s.requests_total = s.requests_finished = 0;
-      out.per_engine.push_back(e->stats());
-      out.engine = sum_engine_stats({out.engine, s});
+    for (std::size_t i = engines.size(); i < out.per_engine.size(); ++i) {
+      out.engine.requests_total -= out.per_engine[i].requests_total;
+      out.engine.requests_finished -= out.per_engine[i].requests_finished;
     }
     out.handoff_s = handoff_s;
     out.transfer_s = transfer_s;

@@ -132,6 +132,7 @@ bool Engine::admit_transferred(StepOutcome& out) {
   double kept = 0;
   for (const Req* r : running_) kept += static_cast<double>(std::min(r->remaining(), kReservedDecodeTokens));
   bool any = false;
+  std::vector<Req*> done;
   while (!transferred_.empty()) {
     Req* r = transferred_.front();
     if (static_cast<std::int64_t>(running_.size()) >= plan_.max_running_requests) {
@@ -173,11 +174,9 @@ bool Engine::admit_transferred(StepOutcome& out) {
     r->admitted_at = clock_;
     running_.push_back(r);
     kept += static_cast<double>(std::min(r->remaining(), kReservedDecodeTokens));
+    if (r->remaining() == 0) done.push_back(r);  // asked for the first token only
     any = true;
   }
-  std::vector<Req*> done;
-  for (Req* r : running_)
-    if (r->remaining() == 0) done.push_back(r);
   for (Req* r : done) finish(*r, out);
   return any;
 }
