@@ -83,12 +83,14 @@ int main(int argc, char** argv) {
   double seconds = 5;
   std::string json_path;
   bool requests_only = false;  // --requests-only: the first scenario alone (for profiling)
+  int spin_us = LoadConfig{}.poll_spin_us;  // --poll-spin-us: the first stamps run's window
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!std::strcmp(argv[i], "--requests-only")) requests_only = true;
+    else if (!std::strcmp(argv[i], "--poll-spin-us") && i + 1 < argc) spin_us = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--seconds S] [--json FILE] [--requests-only]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--seconds S] [--json FILE] [--requests-only] [--poll-spin-us US]\n", argv[0]);
       return 2;
     }
   }
@@ -116,11 +118,19 @@ int main(int argc, char** argv) {
   sopts.record_write_times = true;
   testserver::ScriptedServer paced(testserver::paced_openai_handler(1ms, 1ms), sopts);
   paced.start();
-  auto stamp_errors = [&](bool busy_poll) {
+  // CPU of the whole process (the paced server included) per wall second of
+  // each stamps run: what spinning costs.
+  std::vector<double> stamp_cpu_share;
+  auto stamp_errors = [&](bool busy_poll, int spin_us) {
     auto cfg = bench::closed_loop(paced.url(), 8, 200, std::min(seconds, 3.0));
     cfg.busy_poll = busy_poll;
+    cfg.poll_spin_us = spin_us;
     LoadRunner runner(cfg, "bench");
+    const double cpu0 = cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
     auto result = runner.run();
+    stamp_cpu_share.push_back((cpu_seconds() - cpu0) /
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::vector<double> err_us;
     for (const auto& r : result.records) {
       if (!r.ok()) continue;
@@ -130,8 +140,9 @@ int main(int argc, char** argv) {
     }
     return summarize(err_us);
   };
-  Summary stamp = stamp_errors(false);
-  Summary stamp_busy = stamp_errors(true);
+  Summary stamp = stamp_errors(false, spin_us);
+  Summary stamp_sleep = stamp_errors(false, 0);
+  Summary stamp_busy = stamp_errors(true, 0);
   paced.stop();
 
   const double req_per_s = req.requests / req.wall_s;
@@ -147,10 +158,15 @@ int main(int argc, char** argv) {
               rec.requests / rec.wall_s, rec.requests / std::max(1e-9, rec.cpu_s));
   std::printf("  SSE events/s             %10.0f  (%.0f per client CPU-second; %lld events, %lld errors)\n", ev_per_s,
               ev_per_core, static_cast<long long>(ev.events), static_cast<long long>(ev.errors));
-  std::printf("  timestamp error (us)     p50 %.1f  p99 %.1f  max %.1f  over %zu paced events\n",
-              stamp.percentile(50), stamp.percentile(99), stamp.max, stamp.count);
-  std::printf("   with --busy-poll        p50 %.1f  p99 %.1f  max %.1f  over %zu paced events\n",
-              stamp_busy.percentile(50), stamp_busy.percentile(99), stamp_busy.max, stamp_busy.count);
+  std::printf("  timestamp error (us)     p50 %.1f  p99 %.1f  max %.1f  over %zu paced events; %.2f cores "
+              "(--poll-spin-us %d)\n",
+              stamp.percentile(50), stamp.percentile(99), stamp.max, stamp.count, stamp_cpu_share[0], spin_us);
+  std::printf("   --poll-spin-us 0        p50 %.1f  p99 %.1f  max %.1f  over %zu paced events; %.2f cores\n",
+              stamp_sleep.percentile(50), stamp_sleep.percentile(99), stamp_sleep.max, stamp_sleep.count,
+              stamp_cpu_share[1]);
+  std::printf("   with --busy-poll        p50 %.1f  p99 %.1f  max %.1f  over %zu paced events; %.2f cores\n",
+              stamp_busy.percentile(50), stamp_busy.percentile(99), stamp_busy.max, stamp_busy.count,
+              stamp_cpu_share[2]);
   if (!json_path.empty()) {
     nlohmann::json j = {{"streamed_requests_per_s", req_per_s},
                         {"streamed_requests_per_client_cpu_s", req_per_core},
@@ -158,6 +174,7 @@ int main(int argc, char** argv) {
                         {"sse_events_per_s", ev_per_s},
                         {"sse_events_per_client_cpu_s", ev_per_core},
                         {"timestamp_error_us", {{"p50", stamp.percentile(50)}, {"p99", stamp.percentile(99)}, {"max", stamp.max}}},
+                        {"timestamp_error_us_sleeping", {{"p50", stamp_sleep.percentile(50)}, {"p99", stamp_sleep.percentile(99)}, {"max", stamp_sleep.max}}},
                         {"timestamp_error_us_busy_poll",
                          {{"p50", stamp_busy.percentile(50)}, {"p99", stamp_busy.percentile(99)}, {"max", stamp_busy.max}}},
                         {"errors", req.errors + rec.errors + ev.errors}};

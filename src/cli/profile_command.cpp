@@ -104,6 +104,10 @@ void add_load_options(CLI::App& cmd, LoadConfig& cfg, ProfileCliText& text) {
                "Each client worker spins on its event loop instead of sleeping: events are stamped without a "
                "thread wake-up (timestamp error p99 about 3x lower), at the cost of one busy core per worker")
       ->group(load);
+  cmd.add_option("--poll-spin-us", cfg.poll_spin_us,
+                 "Microseconds a client worker keeps polling after its last event before it sleeps: events inside "
+                 "the window are stamped without a thread wake-up, at most this much CPU per burst (0: sleep at once)")
+      ->transform(int_in(0, 1'000'000))->group(load)->capture_default_str();
   cmd.add_option("--random-seed", cfg.seed,
                  "Seed for prompts and arrival times (default: a fresh seed per measured run, printed and recorded as "
                  "random_seed, so a run never meets the previous run's prompts in the server's prefix cache; "

@@ -126,6 +126,13 @@ struct LoadConfig {
   // without the kernel's wake-up of a sleeping thread: tighter stamps for
   // one core per worker, always busy.
   bool busy_poll = false;
+  // --poll-spin-us: after a worker last ran a handler it keeps polling its
+  // event loop this long before it sleeps in epoll_wait. An event that
+  // arrives inside the window is stamped without a thread wake-up; the CPU
+  // spent is bounded by the window per burst of activity, so an idle or
+  // slow stream costs almost nothing while a busy one is stamped as under
+  // --busy-poll. 0 sleeps at once (as before this flag).
+  int poll_spin_us = 200;
   std::uint64_t seed = 0;
   // --random-seed was given. Without it a measured run draws a fresh seed
   // (and records it), so back-to-back runs never send a server the prompts

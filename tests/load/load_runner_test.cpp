@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 
 #include "common/error.h"
@@ -48,16 +50,28 @@ std::vector<RequestRecord> of_phase(const RunResult& r, Phase p) {
 }  // namespace
 
 namespace {
+// How a worker waits for its next event: sleeping in epoll at once
+// (--poll-spin-us 0), polling for a window first (the default), or always
+// spinning (--busy-poll).
+struct WaitMode {
+  bool busy_poll = false;
+  int spin_us = LoadConfig{}.poll_spin_us;
+};
+constexpr WaitMode sleeping{false, 0};
+constexpr WaitMode spinning_then_sleeping{false, 200};
+constexpr WaitMode busy{true, 0};
+
 // A closed loop of 60 requests after 6 warmup ones, at concurrency 6 over
-// two workers, sleeping in epoll or spinning on poll() (--busy-poll): the
-// same run either way. A spinning worker must still end when its work runs
-// out (poll() stops the io_context then), through both phases, and its
-// timers must fire as in the sleeping loop (the server's 5 ms first token).
-void expect_closed_loop_with_warmup(bool busy_poll) {
+// two workers, in each wait mode: the same run either way. A spinning
+// worker must still end when its work runs out (poll() stops the
+// io_context then), through both phases, and its timers must fire as in
+// the sleeping loop (the server's 5 ms first token).
+void expect_closed_loop_with_warmup(WaitMode mode) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(5ms, 1ms));
   server.start();
   auto c = base_config(server.url());
-  c.busy_poll = busy_poll;
+  c.busy_poll = mode.busy_poll;
+  c.poll_spin_us = mode.spin_us;
   c.concurrency = 6;
   c.request_count = 60;
   c.warmup_request_count = 6;
@@ -93,13 +107,14 @@ void expect_closed_loop_with_warmup(bool busy_poll) {
 }
 
 // Three 3 s streams, a 0.2 s duration and a 0.2 s grace period: every
-// request is cancelled as a 499 when the grace period expires, sleeping or
-// spinning.
-void expect_grace_expiry_cancels_as_499(bool busy_poll) {
+// request is cancelled as a 499 when the grace period expires, in each wait
+// mode.
+void expect_grace_expiry_cancels_as_499(WaitMode mode) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(0ms, 10ms));
   server.start();
   auto c = base_config(server.url());
-  c.busy_poll = busy_poll;
+  c.busy_poll = mode.busy_poll;
+  c.poll_spin_us = mode.spin_us;
   c.concurrency = 3;
   c.osl = {300, 0, 1};  // 3 s streams
   c.duration_s = 0.2;
@@ -120,11 +135,52 @@ void expect_grace_expiry_cancels_as_499(bool busy_poll) {
 }
 }  // namespace
 
-TEST(LoadRunner, ClosedLoopSendsExactCountAtTheGivenConcurrency) { expect_closed_loop_with_warmup(false); }
+TEST(LoadRunner, ClosedLoopSendsExactCountAtTheGivenConcurrency) { expect_closed_loop_with_warmup(sleeping); }
 
-TEST(LoadRunner, BusyPollRunsBothPhasesAndEndsWhenWorkRunsOut) { expect_closed_loop_with_warmup(true); }
+TEST(LoadRunner, SpinWindowRunsBothPhasesAndEndsWhenWorkRunsOut) {
+  expect_closed_loop_with_warmup(spinning_then_sleeping);
+}
 
-TEST(LoadRunner, BusyPollGraceExpiryStillCancelsInFlightRequests) { expect_grace_expiry_cancels_as_499(true); }
+TEST(LoadRunner, BusyPollRunsBothPhasesAndEndsWhenWorkRunsOut) { expect_closed_loop_with_warmup(busy); }
+
+TEST(LoadRunner, BusyPollGraceExpiryStillCancelsInFlightRequests) { expect_grace_expiry_cancels_as_499(busy); }
+
+TEST(LoadRunner, SpinWindowGraceExpiryStillCancelsInFlightRequests) {
+  expect_grace_expiry_cancels_as_499(spinning_then_sleeping);
+}
+
+// The spin window is spent after activity, not while waiting: one request
+// whose first token comes after 400 ms keeps the client asleep for nearly
+// all of it. Measured as the process's CPU time over the run's wall time
+// (the in-process server only sleeps on its timer meanwhile): a worker that
+// spun through the wait would use about one core; --busy-poll does.
+TEST(LoadRunner, SpinWindowSleepsThroughALongWait) {
+  auto cpu_s = [] {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  };
+  auto run_one = [&](WaitMode mode) {
+    testserver::ScriptedServer server(testserver::paced_openai_handler(400ms, 1ms));
+    server.start();
+    auto c = base_config(server.url());
+    c.busy_poll = mode.busy_poll;
+    c.poll_spin_us = mode.spin_us;
+    c.concurrency = 1;
+    c.request_count = 1;
+    LoadRunner runner(c, "m");
+    const double cpu0 = cpu_s();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto result = runner.run();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(of_phase(result, Phase::profiling).size(), 1u);
+    EXPECT_GE(wall, 0.4);
+    return (cpu_s() - cpu0) / wall;
+  };
+  EXPECT_LT(run_one(spinning_then_sleeping), 0.25);
+  EXPECT_GT(run_one(busy), 0.4);
+}
 
 TEST(LoadRunner, OpenLoopConstantRateKeepsItsSchedule) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(2ms, 1ms));
@@ -192,7 +248,7 @@ TEST(LoadRunner, DurationStopsSendingAndGraceIncludesFinishingRequests) {
   EXPECT_EQ(result.profiling_cancelled, 0);
 }
 
-TEST(LoadRunner, GraceExpiryCancelsInFlightRequestsAs499) { expect_grace_expiry_cancels_as_499(false); }
+TEST(LoadRunner, GraceExpiryCancelsInFlightRequestsAs499) { expect_grace_expiry_cancels_as_499(sleeping); }
 
 TEST(LoadRunner, FailedRequestThresholdAbortsTheRun) {
   testserver::ScriptedServer server([](const testserver::ReceivedRequest&) {
