@@ -11,10 +11,12 @@
 #include "cli/run_descriptions.h"
 #include "cli/sim_options.h"
 #include "cli/sim_validate_command.h"
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "metrics/progress.h"
 #include "metrics/export.h"
 #include "sim/engine.h"
+#include "sim/published_pools.h"
 #include "sim/predictor.h"
 #include "replay/virtual_replay.h"
 #include "route/routing_policy.h"
@@ -43,6 +45,8 @@ struct SimCommand {
   std::string route_policy = "round_robin";
   int decode_engines = 0;              // with --traces: disaggregated decode engines behind the --dp prefill engines
   double kv_transfer_bandwidth = 0;    // their KV link, bytes/s (0: the hardware spec's)
+  std::string published_pools;         // sim memory --published [FILE]: stated pools against the plan
+  std::string memory_markdown;         // sim memory --published --markdown FILE
   bool write_results = false;
 };
 
@@ -280,7 +284,18 @@ int run_predict(SimCommand& sc, const std::string& cli_command) {
   return 0;
 }
 
+// Every published pool of the set, planned as its engine was launched.
+int run_published_pools(SimCommand& sc) {
+  const auto rows = sim::compare_published_pools(sim::load_published_pools(sc.published_pools));
+  const std::string table = sim::published_pools_markdown(rows);
+  std::fputs(table.c_str(), stdout);
+  if (!sc.memory_markdown.empty()) write_file_atomically(sc.memory_markdown, table);
+  return 0;
+}
+
 int run_memory(SimCommand& sc) {
+  if (!sc.published_pools.empty()) return run_published_pools(sc);
+  if (!sc.memory_markdown.empty()) throw UserError("--markdown: only with --published");
   finish_sim_engine_options(sc.memory_engine);
   auto model = sim::load_model_spec(sc.memory_engine.model);
   auto hw = load_engine_hardware(sc.memory_engine);
@@ -374,6 +389,13 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
   sc->memory = sc->sim->add_subcommand("memory", "Print the engine's memory pools (HBM weights, KV, state, host) and how they were derived");
   sc->memory->alias("plan");  // its former name, kept so scripts keep working
   add_sim_engine_options(*sc->memory, sc->memory_engine);
+  sc->memory->add_option("--published", sc->published_pools,
+                         "Instead of one plan: every KV pool a published deployment states (builtin: "
+                         "data/validation/kv_pools.json, or a JSON file of that shape), planned with its launch flags; "
+                         "the engine options above are not used")
+      ->expected(0, 1)->default_str("builtin")->group("Published pools");
+  sc->memory->add_option("--markdown", sc->memory_markdown, "With --published: also write the table to FILE")
+      ->group("Published pools");
   sc->validate = add_sim_validate_command(*sc->sim);
   return sc;
 }

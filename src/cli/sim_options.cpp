@@ -55,6 +55,18 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
                  "KV cache element type: auto (the model spec's), fp8 / fp8_e4m3 / fp8_e5m2 (1 byte), bf16 / fp16 "
                  "(2 bytes); sizes the KV pool and the attention reads")
       ->group(g)->capture_default_str();
+  // SGLang's DSA_CHOICES (python/sglang/srt/server_args.py @ 001067fffe33).
+  const std::vector<std::string> dsa_backends = {"auto",        "flashmla_sparse", "flashmla_sparse_q8",
+                                                 "flashmla_kv", "flashmla_auto",   "flashinfer_sparse_mla",
+                                                 "fa3",         "tilelang",        "aiter",
+                                                 "trtllm"};
+  cmd.add_option("--dsa-prefill-backend,--nsa-prefill-backend", c.dsa_prefill_backend,
+                 "DSA models (GLM-5): SGLang's sparse-attention prefill backend; with an FP8 cache it decides the "
+                 "latent's layout in the KV pool (auto: trtllm on Blackwell, FlashMLA on Hopper, TileLang on ROCm)")
+      ->check(CLI::IsMember(dsa_backends))->group(g)->capture_default_str();
+  cmd.add_option("--dsa-decode-backend,--nsa-decode-backend", c.dsa_decode_backend,
+                 "DSA models: SGLang's sparse-attention decode backend (as --dsa-prefill-backend)")
+      ->check(CLI::IsMember(dsa_backends))->group(g)->capture_default_str();
   cmd.add_option("--cuda-graph-max-bs", c.cuda_graph_max_bs, "Largest decode batch replayed as a CUDA graph")
       ->transform(int_in(1, 65536))->group(g)->capture_default_str();
   cmd.add_option("--page-size", c.page_size, "Tokens per KV page (prefix matching unit)")

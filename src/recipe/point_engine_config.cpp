@@ -16,6 +16,12 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   c.spec.enabled = p.entry->spec_decoding == "mtp";
   // A launcher's --kv-cache-dtype (BF16 KV halves the pool of an FP8 spec).
   if (const auto v = command_flag_value(p.command, "--kv-cache-dtype")) c.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(*v);
+  // The DSA backends (with an FP8 cache they decide the latent's layout in
+  // the pool: sim/memory_plan.h), under either of SGLang's spellings.
+  for (const char* flag : {"--dsa-prefill-backend", "--nsa-prefill-backend"})
+    if (const auto v = command_flag_value(p.command, flag)) c.dsa_prefill_backend = *v;
+  for (const char* flag : {"--dsa-decode-backend", "--nsa-decode-backend"})
+    if (const auto v = command_flag_value(p.command, flag)) c.dsa_decode_backend = *v;
   // The launcher's scheduling flags, as SGLang reads them (a DP-attention
   // engine's global chunk and tokenizer loops are split over its ranks in
   // engines_for, below).
@@ -129,25 +135,21 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
   for (auto& pe : out) {
     const bool spec = pe.config.spec.enabled && model->mtp;
     if (pe.gpus != pe.config.tp) {
-      // One rank holds 1/gpus of the weights while its KV is sharded over
-      // config.tp: scale the spec's weights so that weights / config.tp is that.
-      const double k = static_cast<double>(pe.config.tp) / pe.gpus;
-      sim::ModelSpec m = *model;
-      m.dense_weight_bytes *= k;
-      m.other_weight_bytes *= k;
-      if (m.moe) m.moe->routed_weight_bytes *= k;
-      if (m.mtp) {
-        m.mtp->weight_bytes *= k;
-        m.mtp->own_embed_head_bytes *= k;
-      }
-      pe.model = std::move(m);
+      // One rank holds 1/gpus of the weights (under DP attention, its share
+      // of the attention and the embedding whole) while its KV is sharded
+      // over config.tp.
+      const double replicated = pe.dp > 1 ? model->dp_attention_replicated_bytes : 0.0;
+      pe.model = sim::rank_model(*model, pe.gpus, pe.config.tp, pe.dp > 1);
       pe.sizing.push_back(
           (pe.dp > 1 ? fmt("DP attention: %.0f DP ranks of attention TP%.0f on %.0f GPUs", pe.dp, pe.config.tp, pe.gpus)
                      : fmt("TP%.0f x PP/PCP on %.0f GPUs", pe.config.tp, pe.gpus)) +
-          fmt("; weights over all %.0f GPUs (%.2f GB per rank), KV and state sharded over TP%.0f", pe.gpus,
-              (model->total_weight_bytes() + (spec ? model->mtp->weight_bytes + model->mtp->own_embed_head_bytes : 0)) /
-                  pe.gpus / 1e9,
-              pe.config.tp));
+          fmt("; weights over all %.0f GPUs (%.2f GB per rank", pe.gpus,
+              (pe.model->total_weight_bytes() +
+               (spec ? pe.model->mtp->weight_bytes + pe.model->mtp->own_embed_head_bytes : 0)) /
+                  pe.config.tp / 1e9) +
+          (replicated > 0 ? fmt(", the attention and embedding's %.2f GB whole on each", replicated / pe.config.tp / 1e9)
+                          : std::string()) +
+          fmt("), KV and state sharded over TP%.0f", pe.config.tp));
     }
     if (pe.dp > 1 || pe.workers > 1)
       pe.sizing.push_back(fmt("running requests per rank = ceil(2 x conc %.0f / (%.0f engines x %.0f DP ranks)) = %.0f",

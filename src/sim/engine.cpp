@@ -29,7 +29,7 @@ struct Engine::Req {
 };
 
 Engine::Engine(ModelSpec model, HardwareSpec hw, EngineConfig cfg)
-    : model_(served_model(std::move(model), cfg)), hw_(std::move(hw)), cfg_(cfg), plan_(plan_memory(model_, hw_, cfg_)),
+    : model_(served_model(std::move(model), cfg, hw)), hw_(std::move(hw)), cfg_(cfg), plan_(plan_memory(model_, hw_, cfg_)),
       steps_(model_, hw_, cfg_),
       cache_(cfg_.page_size, model_.hybrid(), cfg_.hicache.enabled ? plan_.host_kv_tokens : 0,
              cfg_.hicache.enabled ? plan_.host_mamba_slots : 0, cfg_.hicache.write_policy,

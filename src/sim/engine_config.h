@@ -57,6 +57,12 @@ struct EngineConfig {
   // --kv-cache-dtype: bytes per cached K or V element (1 for FP8, 2 for
   // BF16/FP16); 0 = auto, the model spec's kv_dtype_bytes.
   int kv_cache_dtype_bytes = 0;
+  // SGLang's --dsa-prefill-backend / --dsa-decode-backend (--nsa-* before
+  // the rename) for a DSA model (GLM-5, DeepSeek-V3.2): "auto" or a backend
+  // name. They decide the FP8 latent's layout in the KV pool
+  // (dsa_fp8_scaled_latent in memory_plan.h).
+  std::string dsa_prefill_backend = "auto";
+  std::string dsa_decode_backend = "auto";
   int cuda_graph_max_bs = 64;
   int page_size = 1;
   int stream_interval = 1;       // decode forwards between streamed chunks

@@ -17,13 +17,41 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 constexpr double MiB = 1024.0 * 1024;
 }  // namespace
 
-ModelSpec served_model(ModelSpec m, const EngineConfig& cfg) {
+ModelSpec rank_model(const ModelSpec& spec, int gpus, int attention_tp, bool dp_attention) {
+  ModelSpec m = spec;
+  const double k = static_cast<double>(std::max(1, attention_tp)) / std::max(1, gpus);
+  const double replicated = dp_attention ? m.dp_attention_replicated_bytes : 0.0;
+  m.dense_weight_bytes = (m.dense_weight_bytes - replicated) * k + replicated;
+  m.other_weight_bytes *= k;
+  if (m.moe) m.moe->routed_weight_bytes *= k;
+  if (m.mtp) {
+    m.mtp->weight_bytes *= k;
+    m.mtp->own_embed_head_bytes *= k;
+  }
+  return m;
+}
+
+bool dsa_fp8_scaled_latent(const EngineConfig& cfg, const HardwareSpec& hw) {
+  auto resolved = [&](const std::string& backend) {
+    if (backend != "auto") return backend;
+    if (hw.rocm) return std::string("tilelang");
+    return std::string(hw.cuda_sm >= 100 ? "trtllm" : "flashmla_kv");
+  };
+  const std::string prefill = resolved(cfg.dsa_prefill_backend), decode = resolved(cfg.dsa_decode_backend);
+  if (prefill == "trtllm" || decode == "trtllm") return false;
+  auto raw_on_rocm = [](const std::string& b) { return b == "tilelang" || b == "aiter"; };
+  if (hw.rocm && (raw_on_rocm(prefill) || raw_on_rocm(decode))) return false;
+  return true;
+}
+
+ModelSpec served_model(ModelSpec m, const EngineConfig& cfg, const HardwareSpec& hw) {
   if (cfg.kv_cache_dtype_bytes > 0) m.kv_dtype_bytes = cfg.kv_cache_dtype_bytes;
+  if (m.attention.sparse_mla()) m.attention.fp8_scaled_latent = dsa_fp8_scaled_latent(cfg, hw);
   return m;
 }
 
 MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, const EngineConfig& cfg) {
-  const ModelSpec m = served_model(as_specified, cfg);
+  const ModelSpec m = served_model(as_specified, cfg, hw);
   MemoryPlan p;
   const int tp = std::max(1, cfg.tp);
   const bool spec = cfg.spec.enabled && m.mtp;
@@ -76,9 +104,15 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
                     at.index_dim, at.index_dtype_bytes) +
                 fmt(" = %.0f B (+ %.0f B draft KV)", p.kv_bytes_per_token_rank, p.draft_kv_bytes_per_token_rank));
   else if (m.mla())
-    d.push_back(fmt("KV per token per rank = %.0f layers x ((%.0f latent + %.0f rope) x %.0f B", m.layers_full,
-                    m.attention.kv_lora_rank, m.attention.qk_rope_head_dim, m.kv_dtype_bytes) +
-                fmt(" + %.0f B), MLA, not split over TP", m.attention.extra_bytes_per_layer) +
+    d.push_back((m.attention.fp8_scaled_latent && m.kv_dtype_bytes == 1
+                     ? fmt("KV per token per rank = %.0f layers x ((%.0f latent + %.0f scale + %.0f x 2 B rope)",
+                           m.layers_full, m.attention.kv_lora_rank, m.attention.kv_lora_rank / 128 * 4,
+                           m.attention.qk_rope_head_dim) +
+                           " FP8 scaled layout"
+                     : fmt("KV per token per rank = %.0f layers x ((%.0f latent + %.0f rope) x %.0f B", m.layers_full,
+                           m.attention.kv_lora_rank, m.attention.qk_rope_head_dim, m.kv_dtype_bytes)) +
+                fmt(" + %.0f B", m.attention.extra_bytes_per_layer) +
+                (m.attention.sparse_mla() ? " index key" : "") + "), MLA, not split over TP" +
                 fmt(" = %.0f B (+ %.0f B draft KV)", p.kv_bytes_per_token_rank, p.draft_kv_bytes_per_token_rank));
   else
     d.push_back(fmt("KV per token per rank = %.0f layers x 2 x %.0f KV heads x %.0f x %.0f B", m.kv_growing_layers(),

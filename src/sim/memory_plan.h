@@ -51,9 +51,34 @@ struct MemoryPlan {
 // no room for KV).
 MemoryPlan plan_memory(const ModelSpec& m, const HardwareSpec& hw, const EngineConfig& cfg);
 
-// The model as the engine serves it: the spec with the engine's
+// The spec as one rank of an engine on `gpus` GPUs whose KV and attention
+// are sharded over `attention_tp` (EngineConfig::tp) sees it: its weights
+// scaled so that weights / attention_tp is what the rank holds, 1/gpus of
+// them, except that under DP attention the spec's
+// dp_attention_replicated_bytes (the attention and the embedding) are held
+// at 1/attention_tp: (total - r) / gpus + r / attention_tp.
+ModelSpec rank_model(const ModelSpec& m, int gpus, int attention_tp, bool dp_attention);
+
+// Whether SGLang stores a DSA model's FP8 latents in FlashMLA's scaled
+// layout (656 B for a 512 + 64 latent) rather than raw (576 B). SGLang
+// (github.com/sgl-project/sglang, python/sglang/srt/model_executor/
+// model_runner_kv_cache_mixin.py @ 226149ac457b, calculate_mla_kv_cache_dim)
+// keeps the raw layout when either DSA backend is trtllm, and on ROCm when
+// either is tilelang or aiter; every other backend reads the scaled one.
+// "auto" resolves as SGLang's _set_default_dsa_backends does for an FP8
+// cache: trtllm on compute capability 10 and above (Blackwell), FlashMLA
+// (flashmla_kv / flashmla_sparse) on Hopper, TileLang on ROCm (its default
+// DSA kernels there; the ROCm launchers also name it). The published pools
+// agree: 152.51 GiB for 2,965,312 tokens on a GB300 prefill rank and
+// 169.98 GiB for "3.3M" on B300 (GLM-5.2 FP8 KV, no backend flag on B300)
+// are 78 x (576 + 132) B a token, not 78 x (656 + 132) (docs/sim.md,
+// "KV layout").
+bool dsa_fp8_scaled_latent(const EngineConfig& cfg, const HardwareSpec& hw);
+
+// The model as the engine serves it on `hw`: the spec with the engine's
 // --kv-cache-dtype in place of its own KV element size (the KV pool, the
-// attention reads and the HiCache transfers all follow it).
-ModelSpec served_model(ModelSpec m, const EngineConfig& cfg);
+// attention reads and the HiCache transfers all follow it) and, for a DSA
+// model, the latent layout its DSA backend stores.
+ModelSpec served_model(ModelSpec m, const EngineConfig& cfg, const HardwareSpec& hw);
 
 }  // namespace agentperf::sim

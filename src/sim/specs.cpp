@@ -48,6 +48,9 @@ double ModelSpec::gqa_bytes_per_token_layer_rank(int tp) const {
 double ModelSpec::kv_bytes_per_token_layer_rank(int tp) const {
   switch (attention.kind) {
     case AttentionLayout::Kind::mla:  // not sharded: every rank holds the whole latent
+      if (attention.fp8_scaled_latent && kv_dtype_bytes == 1)
+        return attention.kv_lora_rank + attention.kv_lora_rank / 128 * 4 + attention.qk_rope_head_dim * 2 +
+               attention.extra_bytes_per_layer;
       return static_cast<double>(attention.kv_lora_rank + attention.qk_rope_head_dim) * kv_dtype_bytes +
              attention.extra_bytes_per_layer;
     case AttentionLayout::Kind::compressed:
@@ -260,7 +263,8 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   // otherwise leave its field at the default without a word.
   f.reject_unknown_keys({"name", "served_model_name", "family", "notes", "layers_full_attention", "layers_linear_attention",
                          "hidden_size", "q_heads", "kv_heads", "head_dim", "kv_dtype_bytes", "linear_attention", "moe",
-                         "mtp", "attention", "dense_weight_bytes", "other_weight_bytes", "active_params", "compute_dtype",
+                         "mtp", "attention", "dense_weight_bytes", "other_weight_bytes", "dp_attention_replicated_bytes",
+                         "active_params", "compute_dtype",
                          "max_context"});
   const auto pos = JsonRange::positive();
   const auto dtype_bytes = JsonRange::between(1, 8);
@@ -279,6 +283,10 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   m.kv_dtype_bytes = f.integer("kv_dtype_bytes", dtype_bytes);
   m.dense_weight_bytes = quantity(f, "dense_weight_bytes", kMinWeightBytes, kMaxWeightBytes, "bytes");
   m.other_weight_bytes = quantity_or(f, "other_weight_bytes", 0.0, 0, kMaxWeightBytes, "bytes");
+  m.dp_attention_replicated_bytes = quantity_or(f, "dp_attention_replicated_bytes", 0.0, 0, kMaxWeightBytes, "bytes");
+  if (m.dp_attention_replicated_bytes > m.dense_weight_bytes)
+    f.fail("dp_attention_replicated_bytes", "must be part of dense_weight_bytes (at most " +
+                                                std::to_string(static_cast<long long>(m.dense_weight_bytes)) + ")");
   m.active_params = quantity(f, "active_params", kMinWeightBytes, kMaxWeightBytes, "parameters");
   m.compute_dtype = f.string_or("compute_dtype", "bf16");
   if (!known_dtype(m.compute_dtype)) f.fail("compute_dtype", "must be one of bf16, fp8, fp4");
@@ -392,11 +400,24 @@ HardwareSpec load_hardware_spec(const std::string& name_or_path) {
   const JsonReader f(j, source);
   f.reject_unknown_keys({"name", "notes", "hbm_bytes", "hbm_usable_bytes", "hbm_bandwidth", "peak_flops",
                          "nvlink_bandwidth_one_way", "host_link_bandwidth", "kv_transfer_bandwidth_one_way", "efficiency",
-                         "allreduce_alpha_s", "launch_overhead_s"});
+                         "allreduce_alpha_s", "launch_overhead_s", "platform"});
   const auto fraction = JsonRange::fraction();
   HardwareSpec h;
   h.name = f.string("name");
   if (h.name.empty()) f.fail("name", "must be a non-empty string");
+  if (f.has("platform")) {
+    h.platform = f.string("platform");
+    static const std::map<std::string, std::pair<bool, int>> platforms = {
+        {"cuda_sm80", {false, 80}},   {"cuda_sm90", {false, 90}},   {"cuda_sm100", {false, 100}},
+        {"cuda_sm103", {false, 103}}, {"cuda_sm120", {false, 120}}, {"rocm_gfx942", {true, 0}},
+        {"rocm_gfx950", {true, 0}}};
+    const auto it = platforms.find(h.platform);
+    if (it == platforms.end())
+      f.fail("platform", "must be one of cuda_sm80, cuda_sm90, cuda_sm100, cuda_sm103, cuda_sm120, rocm_gfx942, "
+                         "rocm_gfx950");
+    h.rocm = it->second.first;
+    h.cuda_sm = it->second.second;
+  }
   if (f.has("notes")) (void)f.string("notes");
   h.hbm_bytes = quantity(f, "hbm_bytes", kMinHbmBytes, kMaxHbmBytes, "bytes");
   // Usable may exceed hbm_bytes: datasheets count GB, the allocator GiB.

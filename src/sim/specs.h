@@ -40,7 +40,7 @@ struct AttentionLayout {
   enum class Kind { gqa, mla, sliding_window, compressed, sparse_gqa };
   Kind kind = Kind::gqa;
   int kv_lora_rank = 0, qk_rope_head_dim = 0;
-  int extra_bytes_per_layer = 0;  // MLA: per token per layer, beyond the latent
+  int extra_bytes_per_layer = 0;  // MLA: per token per layer, beyond the latent (sparse MLA: the index key)
   int window = 0, windowed_layers = 0;  // sliding_window; compressed: the raw window (window only)
   // compressed
   int entry_bytes = 0;  // one stored row (raw or compressed) per layer
@@ -59,6 +59,12 @@ struct AttentionLayout {
   // extra_bytes_per_layer) and attention reads the latents of the top-k.
   int index_key_bytes = 0;
   bool sparse_mla() const { return kind == Kind::mla && topk_tokens > 0; }
+  // Sparse MLA with an FP8 cache: whether the engine stores each latent in
+  // FlashMLA's scaled layout (kv_lora_rank FP8 bytes + one 4-byte scale per
+  // 128 of them + the rope part in BF16: 656 B for 512 + 64) instead of the
+  // raw (kv_lora_rank + rope) bytes (576). Not a property of the model: set
+  // by served_model() from the engine's DSA backend and the platform.
+  bool fp8_scaled_latent = false;
 };
 
 struct MoeSpec {
@@ -91,6 +97,14 @@ struct ModelSpec {
   std::optional<MtpSpec> mtp;
   double dense_weight_bytes = 0;  // read every forward (attention, GDN, shared experts, embeddings, lm_head)
   double other_weight_bytes = 0;  // resident but not read per token (vision tower, ...)
+  // The part of dense_weight_bytes that every DP-attention rank holds whole
+  // instead of 1/TP of it: the attention projections (with a DSA indexer's)
+  // and the input embedding. SGLang shards attention over the attention-TP
+  // group (TP / DP: 1 rank when DP = TP) and builds the embedding without
+  // TP under DP attention (python/sglang/srt/models/deepseek_v2.py,
+  // VocabParallelEmbedding enable_tp=not enable_dp_attention). 0: not given
+  // (the rank holds 1/TP of everything).
+  double dp_attention_replicated_bytes = 0;
   double active_params = 0;
   std::string compute_dtype = "bf16";
   int max_context = 0;
@@ -148,6 +162,15 @@ struct ModelSpec {
 
 struct HardwareSpec {
   std::string name;
+  // The software platform the engines select kernels by: CUDA with the
+  // chip's compute capability (sm90 Hopper, sm100/sm103 Blackwell) or ROCm
+  // (gfx942 MI300X/MI325X, gfx950 MI355X). Engines choose defaults by it,
+  // e.g. SGLang's DSA attention backend and with it the KV layout
+  // (dsa_fp8_scaled_latent in memory_plan.h). "platform" in the JSON; a
+  // spec without one is taken as cuda_sm90.
+  bool rocm = false;
+  int cuda_sm = 90;  // compute capability x 10 (CUDA only)
+  std::string platform = "cuda_sm90";
   double hbm_bytes = 0, hbm_usable_bytes = 0, hbm_bandwidth = 0;
   std::map<std::string, double> peak_flops;
   double nvlink_bandwidth = 0, host_link_bandwidth = 0;

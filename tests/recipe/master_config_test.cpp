@@ -401,7 +401,8 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   const auto engines = engines_for(d, dp[0], sim::EngineCosts{}, &model, &hw);
   ASSERT_EQ(engines.size(), 2u);
   // Prefill TP8 EP8 with DP attention: 8 DP ranks of attention TP1 on 8
-  // GPUs; one rank holds 1/8 of the weights and its own requests' whole KV,
+  // GPUs; one rank holds 1/8 of the weights but the attention and the
+  // embedding (the spec's 29.1 GB) whole, and its own requests' whole KV,
   // and runs ceil(2 x 48 / 8) = 12 requests.
   EXPECT_EQ(engines[0].role, "prefill");
   EXPECT_EQ(engines[0].config.tp, 1);
@@ -409,7 +410,7 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   EXPECT_EQ(engines[0].gpus, 8);
   EXPECT_EQ(engines[0].config.max_running_requests, 12);
   ASSERT_TRUE(engines[0].model.has_value());
-  EXPECT_NEAR(engines[0].model->total_weight_bytes(), model.total_weight_bytes() / 8, 1.0);
+  EXPECT_NEAR(engines[0].model->total_weight_bytes(), (model.total_weight_bytes() - 29.1e9) / 8 + 29.1e9, 1.0);
   EXPECT_TRUE(engines[0].config.hicache.enabled);  // InferenceX budgets offload for prefill only
   // Decode: 4 engines of TP4, each running ceil(2 x 48 / 4) = 24.
   EXPECT_EQ(engines[1].role, "decode");
@@ -504,8 +505,9 @@ TEST(MasterConfig, EntriesWithoutASpecExpandButDoNotPlan) {
 TEST(MasterConfig, PoolsMatchHandDerivations) {
   // MLA/DSA: GLM-5.2 NVFP4 on B300, TP8, MTP, HiCache (page 64), conc 16.
   // Weights (38.0 + 407.7 + MTP 19.9) GB / 8 = 58.2 GB; rest = 288 x 0.8 - 58.2
-  // = 172.2 GB; KV per token 78 x (512 + 64 + 212) = 61,464 B, the draft's
-  // 788 B more: floor(172.2e9 / 62,252) = 2,766,176, down to whole pages of 64.
+  // = 172.2 GB; KV per token 78 x (512 + 64 + 132) = 55,224 B (Blackwell's
+  // default DSA backend, trtllm, keeps the FP8 latent raw), the draft's 708 B
+  // more: floor(172.2e9 / 55,932) = 3,078,738, down to whole pages of 64.
   auto rows = plan_matrix(MasterConfig(kNvidia));
   auto find = [&](const std::string& key, const std::string& shape) -> const MatrixRow& {
     for (const auto& r : rows)
@@ -514,7 +516,7 @@ TEST(MasterConfig, PoolsMatchHandDerivations) {
     return rows.front();
   };
   const auto& glm = find("glm5.2-fp4-b300-sglang-agentic-mtp", "TP8, mtp, dram (hicache)");
-  EXPECT_EQ(glm.plan.kv_tokens, static_cast<std::int64_t>(std::floor(172.2e9 / 62252.0)) / 64 * 64);
+  EXPECT_EQ(glm.plan.kv_tokens, static_cast<std::int64_t>(std::floor(172.2e9 / 55932.0)) / 64 * 64);
   EXPECT_EQ(glm.plan.mamba_slots, 0);
   EXPECT_EQ(glm.max_conc, 16);
 

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "sim/published_pools.h"
 
 using namespace agentperf;
 using namespace agentperf::sim;
@@ -180,7 +181,8 @@ TEST(MemoryPlan, InferenceXAgenticMatrixPairsPlan) {
 
 TEST(MemoryPlan, MlaKvIsNotDividedByTp) {
   // GLM-5.2 NVFP4 on GB300: the KV per token is the same at TP4 and TP8; the
-  // pool grows only by the weights freed.
+  // pool grows only by the weights freed. Blackwell's default DSA backend
+  // (trtllm) stores the raw FP8 latent: 78 x (576 + 132 index key) B.
   EngineConfig c;
   c.tp = 4;
   const auto m = load_model_spec("glm-5.2-nvfp4");
@@ -188,11 +190,11 @@ TEST(MemoryPlan, MlaKvIsNotDividedByTp) {
   const auto p4 = plan_memory(m, h, c);
   c.tp = 8;
   const auto p8 = plan_memory(m, h, c);
-  EXPECT_DOUBLE_EQ(p4.kv_bytes_per_token_rank, 78.0 * 788);
-  EXPECT_DOUBLE_EQ(p8.kv_bytes_per_token_rank, 78.0 * 788);
-  // (288e9 x 0.8 - 445.7e9 / TP) / 61,464 B
-  EXPECT_NEAR(static_cast<double>(p4.kv_tokens), (288e9 * 0.8 - 445.7e9 / 4) / 61464.0, 1.0);
-  EXPECT_NEAR(static_cast<double>(p8.kv_tokens), (288e9 * 0.8 - 445.7e9 / 8) / 61464.0, 1.0);
+  EXPECT_DOUBLE_EQ(p4.kv_bytes_per_token_rank, 78.0 * 708);
+  EXPECT_DOUBLE_EQ(p8.kv_bytes_per_token_rank, 78.0 * 708);
+  // (288e9 x 0.8 - 445.7e9 / TP) / 55,224 B
+  EXPECT_NEAR(static_cast<double>(p4.kv_tokens), (288e9 * 0.8 - 445.7e9 / 4) / 55224.0, 1.0);
+  EXPECT_NEAR(static_cast<double>(p8.kv_tokens), (288e9 * 0.8 - 445.7e9 / 8) / 55224.0, 1.0);
 }
 
 TEST(MemoryPlan, CompressedPoolFollowsSglangsDsv4Configurator) {
@@ -259,7 +261,7 @@ TEST(MemoryPlan, KvCacheDtypeSizesThePool) {
   EXPECT_DOUBLE_EQ(p16.kv_bytes_per_token_rank, 2 * p8.kv_bytes_per_token_rank);
   EXPECT_NEAR(static_cast<double>(p8.kv_tokens) / static_cast<double>(p16.kv_tokens), 2.0, 0.01);
   EXPECT_EQ(pa.kv_tokens, p8.kv_tokens);
-  EXPECT_EQ(served_model(m, bf16).kv_dtype_bytes, 2);
+  EXPECT_EQ(served_model(m, bf16, hw).kv_dtype_bytes, 2);
   EXPECT_EQ(parse_kv_cache_dtype("fp16"), 2);
   EXPECT_EQ(parse_kv_cache_dtype("fp8"), 1);
   try {
@@ -268,4 +270,77 @@ TEST(MemoryPlan, KvCacheDtypeSizesThePool) {
   } catch (const agentperf::UserError& e) {
     EXPECT_NE(std::string(e.what()).find("--kv-cache-dtype 'int4': expected auto"), std::string::npos) << e.what();
   }
+}
+
+// SGLang's DSA pool (model_runner_kv_cache_mixin.py calculate_mla_kv_cache_dim):
+// an FP8 latent is 576 B raw or 656 B in FlashMLA's scaled layout, by the DSA
+// backend, and "auto" picks the backend by platform. GLM-5.2: 78 layers,
+// latent 512 + rope 64, index key 128 + 4 B scale on top; by hand:
+// scaled 78 x (512 + 16 + 128 + 132) = 61,464 B, raw 78 x (576 + 132) = 55,224 B,
+// BF16 78 x (1152 + 132) = 100,152 B whatever the backend.
+TEST(MemoryPlan, ADsaModelsFp8LatentLayoutFollowsItsBackendAndPlatform) {
+  const auto glm = load_model_spec("glm-5.2-nvfp4");
+  auto per_token = [&](const std::string& hw, const std::string& backend, const std::string& kv) {
+    EngineConfig c;
+    c.tp = 8;
+    c.mem_fraction_static = 0.85;
+    c.kv_cache_dtype_bytes = parse_kv_cache_dtype(kv);
+    c.dsa_prefill_backend = c.dsa_decode_backend = backend;
+    return plan_memory(glm, load_hardware_spec(hw), c).kv_bytes_per_token_rank;
+  };
+  EXPECT_DOUBLE_EQ(per_token("h200", "auto", "fp8"), 61464);     // Hopper: FlashMLA
+  EXPECT_DOUBLE_EQ(per_token("b200", "auto", "fp8"), 55224);     // Blackwell: trtllm
+  EXPECT_DOUBLE_EQ(per_token("b300", "auto", "fp8"), 55224);
+  EXPECT_DOUBLE_EQ(per_token("h200", "trtllm", "fp8"), 55224);   // named, on any platform
+  EXPECT_DOUBLE_EQ(per_token("b200", "flashmla_kv", "fp8"), 61464);
+  EXPECT_DOUBLE_EQ(per_token("mi355x", "auto", "fp8"), 55224);   // ROCm: TileLang, raw
+  EXPECT_DOUBLE_EQ(per_token("mi355x", "fa3", "fp8"), 61464);
+  EXPECT_DOUBLE_EQ(per_token("h200", "auto", "bf16"), 100152);
+  EXPECT_DOUBLE_EQ(per_token("mi355x", "tilelang", "bf16"), 100152);
+  // A model without sparse attention keeps its plain MLA latent (DeepSeek-R1's
+  // spec: BF16 KV, 61 layers), even with an FP8 cache on Hopper.
+  EngineConfig c;
+  c.tp = 8;
+  const auto r1 = load_model_spec("deepseek-r1-fp8");
+  const auto h200 = load_hardware_spec("h200");
+  EXPECT_DOUBLE_EQ(plan_memory(r1, h200, c).kv_bytes_per_token_rank, 61.0 * 576 * 2);
+  c.kv_cache_dtype_bytes = 1;
+  EXPECT_DOUBLE_EQ(plan_memory(r1, h200, c).kv_bytes_per_token_rank, 61.0 * 576);
+}
+
+// Published pools state tokens and bytes; their ratio is the pool's bytes per
+// token, which the plan must reproduce (the pool's size also holds runtime
+// memory the plan does not know, so tokens are shown, not held here).
+// data/validation/kv_pools.json: B300 169.98 GiB / "3.3M" (two digits, so
+// 2 %), GB300 152.51 GiB / 2,965,312, MI355X BF16 182.7 GiB / 1.96M.
+TEST(MemoryPlan, PublishedPoolsHoldThePlannedBytesPerToken) {
+  const auto rows = compare_published_pools(load_published_pools());
+  ASSERT_GE(rows.size(), 3u);
+  int with_bytes = 0;
+  for (const auto& r : rows) {
+    if (r.published_bytes_per_token <= 0) continue;
+    ++with_bytes;
+    EXPECT_NEAR(r.planned_bytes_per_token / r.published_bytes_per_token, 1.0, 0.02) << r.pool.id;
+  }
+  EXPECT_GE(with_bytes, 3);
+  const std::string md = published_pools_markdown(rows);
+  EXPECT_NE(md.find("| glm52-nvfp4-gb300-dpa8-prefill |"), std::string::npos) << md;
+  EXPECT_NE(md.find("2965312 / "), std::string::npos) << md;
+}
+
+// A DP-attention rank of GLM-5.2 NVFP4 over 8 GPUs holds 1/8 of the experts
+// and dense layers but the attention (with the DSA indexer) and the input
+// embedding whole: the spec's 29.1 GB of them. By hand: (445.7 - 29.1) / 8 +
+// 29.1 = 81.175 GB, against 445.7 / 8 = 55.7125 GB without DP attention.
+TEST(MemoryPlan, ADpAttentionRankHoldsTheAttentionAndEmbeddingWhole) {
+  const auto glm = load_model_spec("glm-5.2-nvfp4");
+  ASSERT_DOUBLE_EQ(glm.dp_attention_replicated_bytes, 29.1e9);
+  EXPECT_NEAR(rank_model(glm, 8, 1, true).total_weight_bytes(), 81.175e9, 1e3);
+  EXPECT_NEAR(rank_model(glm, 8, 1, false).total_weight_bytes(), 55.7125e9, 1e3);
+  EXPECT_NEAR(rank_model(glm, 8, 8, false).total_weight_bytes(), 445.7e9, 1e3);  // plain TP8: unchanged
+  EngineConfig c;
+  c.tp = 1;
+  c.mem_fraction_static = 0.85;
+  const auto plan = plan_memory(rank_model(glm, 8, 1, true), load_hardware_spec("gb300"), c);
+  EXPECT_NEAR(plan.weights_bytes_rank, 81.175e9, 1e3);
 }

@@ -101,6 +101,16 @@ TEST(Specs, HardwareTypesAndUnitsAreChecked) {
   EXPECT_NE(e.find("field 'peak_flops.fp8'"), std::string::npos) << e;
 }
 
+TEST(Specs, HardwarePlatformIsOneTheEnginesKnow) {
+  const auto e = hw_error("platform", [](json& j) { j["platform"] = "cuda_sm95"; });
+  EXPECT_NE(e.find("field 'platform': must be one of cuda_sm80, cuda_sm90"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  EXPECT_TRUE(load_hardware_spec("mi355x").rocm);
+  EXPECT_EQ(load_hardware_spec("b300").cuda_sm, 103);
+  EXPECT_EQ(load_hardware_spec("h200").cuda_sm, 90);
+  EXPECT_FALSE(load_hardware_spec("h200").rocm);
+}
+
 TEST(ModelSpec, UnknownComputeDtypeIsRefused) {
   const auto e = model_error("int3", [](json& j) { j["compute_dtype"] = "int3"; });
   EXPECT_NE(e.find("field 'compute_dtype': must be one of bf16, fp8, fp4, got \"int3\""), std::string::npos) << e;
@@ -187,13 +197,19 @@ TEST(ModelSpec, GqaIsTheDefaultLayout) {
 }
 
 TEST(ModelSpec, MlaKvIsOneLatentPerLayerNotSplitOverTp) {
-  // GLM-5.2 FP8: 78 layers x ((512 latent + 64 rope) x 1 B fp8 + 212 B DSA
-  // scales and indexer keys) = 78 x 788 B, the same on every rank.
-  const auto m = load_model_spec("glm-5.2-fp8");
+  // GLM-5.2 FP8: 78 layers x ((512 latent + 64 rope) x 1 B fp8 + 132 B DSA
+  // index key) = 78 x 708 B, the same on every rank; in FlashMLA's scaled
+  // layout (which the engine picks by backend: MemoryPlan tests) the latent
+  // is 512 + 16 B of scales + 64 x 2 B rope, 78 x 788 B.
+  auto m = load_model_spec("glm-5.2-fp8");
   ASSERT_TRUE(m.mla());
-  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 61464);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(1), 55224);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 55224);
+  EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(8), 708);
+  m.attention.fp8_scaled_latent = true;
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 61464);
   EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(8), 788);
+  m.attention.fp8_scaled_latent = false;
   // Absorbed attention: 2 x 64 heads x ((512 + 64) for QK^T + 512 for PV) x
   // 78 layers per context token, plus DSA's indexer (2 x 32 x 128) under its
   // top-k of 2048 (past it: ModelSpec.SparseMlaReadsTheIndexKeysAndTheTopKLatents).
@@ -358,7 +374,7 @@ TEST(ModelSpec, CompressedAndSparseLayoutsAreChecked) {
 TEST(ModelSpec, SparseMlaReadsTheIndexKeysAndTheTopKLatents) {
   const auto m = load_model_spec("glm-5.2-fp8");
   ASSERT_TRUE(m.attention.sparse_mla());
-  const double per_token = 576 + 212;  // latent + rope at 1 B, and the extra (scales, bf16 rope, index key)
+  const double per_token = 576 + 132;  // latent + rope at 1 B (raw layout), and the index key
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 78 * per_token);  // storage is unchanged
   // Two requests at 100k tokens each.
   EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 2, 200000), 2 * 78 * (100000 * 132.0 + 2048 * (per_token - 132)));
