@@ -77,4 +77,39 @@ std::string default_corpus_for(const std::string& model_prefix) {
   return "synth:cc-weka-256k";
 }
 
+// The agentic launchers' memory fractions at 843c6254ff69
+// (benchmarks/single_node/agentic/):
+// SGLang --mem-fraction-static: dsv4_fp4_b200_sglang_mtp.sh 0.88;
+// dsv4_fp4_b300_sglang_mtp.sh 0.88, with DP attention 0.95 (0.94 from conc
+// 512, "room for FlashInfer's transient MoE workspace");
+// dsv4_fp4_mi355x_sglang_mtp.sh 0.85; glm5.2_fp4_b200_sglang_mtp.sh 0.83;
+// glm5.2_fp4_b300_sglang_mtp.sh, glm5.2_fp4_mi355x_sglang_mtp.sh and
+// glm5.2_fp8_mi325x_mtp.sh 0.85; qwen3.5_fp8_h100_mtp.sh and
+// qwen3.5_fp8_mi300x_mtp.sh 0.75; the other Qwen3.5 launchers 0.80.
+// vLLM --gpu-memory-utilization: dsv4_fp4_b200_vllm_mtp.sh 0.90;
+// dsv4_fp4_b300_vllm_mtp.sh 0.95, DEP8 0.92; dsv4_fp4_mi355x_vllm_mtp.sh
+// 0.86; kimik3_fp4_b300_vllm_mtp.sh 0.92, 0.90 from conc 56;
+// kimik3_fp4_mi355x_mtp.sh 0.90; the MiniMax-M3 launchers 0.90 (0.85 on
+// MI355X).
+double launcher_memory_fraction(const std::string& framework, const std::string& model_prefix,
+                                const std::string& hardware, int tp, bool dp_attention, int conc) {
+  auto is = [&](const char* prefix, const char* hw) { return model_prefix.rfind(prefix, 0) == 0 && hardware == hw; };
+  if (framework == "sglang") {
+    if (is("dsv4", "b200")) return 0.88;
+    if (is("dsv4", "b300")) return !dp_attention ? 0.88 : conc >= 512 ? 0.94 : 0.95;
+    if (is("dsv4", "mi355x")) return 0.85;
+    if (is("glm5.2", "b200")) return 0.83;
+    if (is("glm5.2", "b300") || is("glm5.2", "mi355x") || is("glm5.2", "mi325x")) return 0.85;
+    if (is("qwen3.5", "h100") || is("qwen3.5", "mi300x")) return 0.75;
+  } else if (framework == "vllm") {
+    if (is("dsv4", "b200")) return 0.90;
+    if (is("dsv4", "b300")) return dp_attention && tp == 8 ? 0.92 : 0.95;
+    if (is("dsv4", "mi355x")) return 0.86;
+    if (is("kimik3", "b300")) return conc >= 56 ? 0.90 : 0.92;
+    if (is("kimik3", "mi355x")) return 0.90;
+    if (model_prefix.rfind("minimaxm3", 0) == 0) return hardware == "mi355x" ? 0.85 : 0.90;
+  }
+  return 0.80;
+}
+
 }  // namespace agentperf::recipe

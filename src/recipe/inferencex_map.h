@@ -37,4 +37,13 @@ const RunnerRow* find_runner(const std::string& runner);
 // context, the 256k-capped one ("synth:cc-weka-256k") for the rest.
 std::string default_corpus_for(const std::string& model_prefix);
 
+// The memory fraction an InferenceX agentic launcher passes for an
+// entry: SGLang's --mem-fraction-static or vLLM's --gpu-memory-utilization
+// (`framework` "sglang" or "vllm"), for its model prefix on its GPU
+// (`hardware`: the sim spec's name), TP, DP attention and concurrency;
+// 0.80 where the table has no row (launchers and values in
+// inferencex_map.cpp).
+double launcher_memory_fraction(const std::string& framework, const std::string& model_prefix,
+                                const std::string& hardware, int tp, bool dp_attention, int conc);
+
 }  // namespace agentperf::recipe

@@ -34,8 +34,9 @@ using detail::Node;
 
 const char* kDpAttnNote =
     "true: planned as one DP rank (TP t, EP e <= t: t ranks of attention TP1; e > t: vLLM's TP t x DP e/t), weights "
-    "spread over all the engine's GPUs, KV and state per rank, 2 x conc running split over the ranks; that DP "
-    "attention replicates the attention weights on every rank is not modelled";
+    "spread over all the engine's GPUs except the attention and embedding, held at 1/attention-TP where the model "
+    "spec gives their bytes (dp_attention_replicated_bytes; without them, spread too), KV and state per rank, "
+    "2 x conc running split over the ranks";
 const char* kPpNote =
     "pipeline parallelism: weights are spread over TP x PP GPUs, but each rank is planned as holding the KV of every "
     "layer (a pool PP times too small)";
@@ -229,6 +230,10 @@ Recipe MasterConfig::entry(const std::string& key) const {
     notes.add("framework", key + ".framework",
               "'" + r.framework + "': the simulator sizes its pools as TensorRT-LLM does (free_gpu_memory_fraction 0.80 "
               "of the HBM left after weights) and schedules it as SGLang");
+  else if (r.framework == "vllm")
+    notes.add("framework", key + ".framework",
+              "'vllm': the simulator sizes and schedules it as SGLang, its launcher's --gpu-memory-utilization taken "
+              "as mem_fraction_static (0.80 where unknown)");
   else if (r.framework != "sglang")
     notes.add("framework", key + ".framework",
               "'" + r.framework + "': the simulator sizes and schedules it as SGLang (mem_fraction_static 0.80)");
@@ -410,7 +415,7 @@ Recipe MasterConfig::entry(const std::string& key) const {
   } else if (r.framework == "sglang" && all_hicache) {
     r.server_command =
         "python3 -m sglang.launch_server --model-path {model} --host 127.0.0.1 --port {port} --trust-remote-code "
-        "{parallel_args} --mem-fraction-static 0.80 --max-running-requests {max_running_requests} "
+        "{parallel_args} --mem-fraction-static {mem_fraction_static} --max-running-requests {max_running_requests} "
         "--cuda-graph-max-bs {cuda_graph_max_bs} --max-prefill-tokens 16384 --chunked-prefill-size 16384 {spec_args} "
         "{hicache_args} --enable-metrics --enable-cache-report";
     r.server_env["SGLANG_TIMEOUT_KEEP_ALIVE"] = "1800";
@@ -418,7 +423,8 @@ Recipe MasterConfig::entry(const std::string& key) const {
     r.command_flavor = "vllm";
     r.server_command =
         "vllm serve {model} --host 127.0.0.1 --port {port} --trust-remote-code {parallel_args} "
-        "--max-num-seqs {max_running_requests} --enable-prefix-caching {spec_args} {hicache_args}";
+        "--gpu-memory-utilization {mem_fraction_static} --max-num-seqs {max_running_requests} "
+        "--enable-prefix-caching {spec_args} {hicache_args}";
   } else {
     r.server_missing = r.source + ": no server command is generated for framework '" + r.framework + "'" +
                        (r.framework == "sglang" || r.framework == "vllm"

@@ -44,10 +44,14 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   positive("--prefill-decode-interval", c.prefill_decode_interval);
   positive("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes);
   c.prefill_delayer = command_flag_value(p.command, "--enable-prefill-delayer").has_value();
-  if (const auto v = command_flag_value(p.command, "--mem-fraction-static")) {
-    double f = 0;
-    if (std::sscanf(v->c_str(), "%lf", &f) == 1 && f > 0 && f < 1) c.mem_fraction_static = f;
-  }
+  // SGLang's --mem-fraction-static, or vLLM's --gpu-memory-utilization
+  // taken as the same share (vLLM also takes its profiled activation peak
+  // out of it, which the plan does not).
+  for (const char* flag : {"--mem-fraction-static", "--gpu-memory-utilization"})
+    if (const auto v = command_flag_value(p.command, flag)) {
+      double f = 0;
+      if (std::sscanf(v->c_str(), "%lf", &f) == 1 && f > 0 && f < 1) c.mem_fraction_static = f;
+    }
   if (p.entry->kv_offloading == "dram") {
     if (!command_flag_value(p.command, "--page-size")) c.page_size = 64;
     c.hicache.enabled = true;
@@ -123,6 +127,11 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
       const WorkerSpec& w = std::string(role) == "prefill" ? *e.prefill : *e.decode;
       if (w.num_worker == 0) continue;
       PointEngine pe{role, w.num_worker, w.gpus(), 1, engine_config_for(p, costs), std::nullopt, {}};
+      // No server command is generated for a multinode entry, so nothing
+      // says its memory fraction: a vLLM worker gets vLLM's default
+      // --gpu-memory-utilization, 0.9 (vllm/config/cache.py), instead of the
+      // 0.80 taken for the others.
+      if (r.framework.find("vllm") != std::string::npos && p.command.empty()) pe.config.mem_fraction_static = 0.90;
       if (std::string(role) == "decode") {  // InferenceX budgets DRAM offload for the prefill side only
         pe.config.page_size = 1;
         pe.config.hicache = sim::HiCacheConfig{};

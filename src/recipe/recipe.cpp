@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "common/error.h"
+#include "recipe/inferencex_map.h"
 #include "recipe/master_config.h"
 #include "recipe/search_space_fields.h"
 #include "recipe/yaml_node.h"
@@ -38,6 +40,13 @@ std::string fill(std::string tpl, const std::map<std::string, std::string>& valu
     i = close;
   }
   return out;
+}
+
+// 0.85 -> "0.85", as a launcher writes it.
+std::string fmt_fraction(double f) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.2f", f);
+  return buf;
 }
 
 }  // namespace
@@ -323,6 +332,9 @@ std::vector<ExpandedPoint> expand(const Recipe& r) {
                             {"hicache_args", offload_args(r, e, p)},
                             {"spec_args", spec_args(r, e)},
                             {"parallel_args", parallel_args(r, e)},
+                            {"mem_fraction_static",
+                             fmt_fraction(launcher_memory_fraction(r.framework, r.model_prefix, r.sim_hardware_spec, e.tp,
+                                                                   e.dp_attn, conc))},
                             {"port", "{port}"}},
                            r.source);
           // Collapse the spaces an empty argument group leaves.

@@ -312,9 +312,29 @@ TEST(MasterConfig, TheTableMapsCheckpointsAndRunners) {
   EXPECT_EQ(p.total_cpu_dram_gb, 1199);
   EXPECT_EQ(p.hicache_size_gb, 144);
   for (const char* flag : {"--tp 4 --ep-size 1", "--max-running-requests 144", "--cuda-graph-max-bs 64",
+                           "--mem-fraction-static 0.80",
                            "--hicache-size 144", "--speculative-num-draft-tokens 4", "--port {port}",
                            "--model-path nvidia/Qwen3.5-397B-A17B-NVFP4"})
     EXPECT_NE(p.command.find(flag), std::string::npos) << flag << " in " << p.command;
+
+  // The launcher's memory fraction (inferencex_map.cpp, launchers at
+  // 843c6254ff69): dsv4_fp4_b300_sglang_mtp.sh passes 0.88, 0.95 with DP
+  // attention, 0.94 from conc 512; kimik3_fp4_b300_vllm_mtp.sh 0.92, 0.90 from
+  // conc 56; an unknown pair 0.80.
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "dsv4", "b300", 4, false, 8), 0.88);
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "dsv4", "b300", 4, true, 64), 0.95);
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "dsv4", "b300", 8, true, 512), 0.94);
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("vllm", "kimik3", "b300", 8, false, 48), 0.92);
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("vllm", "kimik3", "b300", 8, false, 56), 0.90);
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "kimik3", "b300", 8, false, 56), 0.80);
+  bool dsv4_dpa_seen = false;
+  for (const auto& q : expand(load_recipe(kNvidia + "#dsv4-fp4-b300-sglang-agentic-hicache-mtp")))
+    if (q.entry->dp_attn) {
+      dsv4_dpa_seen = true;
+      EXPECT_NE(q.command.find(q.conc >= 512 ? "--mem-fraction-static 0.94" : "--mem-fraction-static 0.95"),
+                std::string::npos) << q.command;
+    }
+  EXPECT_TRUE(dsv4_dpa_seen);
 
   // A multinode prefill worker budgets DRAM for its GPUs on one node
   // (generate_sweep_configs.py worker_gpus_per_node): GLM-5.2 on GB200, prefill
@@ -332,7 +352,8 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   const auto v = load_recipe(file + "#vllm-dep");
   EXPECT_TRUE(has_note(v, "vllm-dep.framework: 'vllm': the simulator sizes and schedules it as SGLang")) << v.notes.front();
   EXPECT_TRUE(has_note(v, "vllm-dep.scenarios.agentic-coding[0].search-space[0].dp-attn: true: planned as one DP rank"));
-  EXPECT_TRUE(has_note(v, "that DP attention replicates the attention weights on every rank is not modelled"));
+  EXPECT_TRUE(has_note(v, "except the attention and embedding, held at 1/attention-TP where the model spec gives "
+                          "their bytes (dp_attention_replicated_bytes; without them, spread too)"));
   // A DP-attention row's dry run routes its ranks itself; the router's own policy is the unmodelled part.
   EXPECT_TRUE(has_note(v, "search-space[0].router: vllm-router 0.1.14: its own policy is not modelled; --dry-run "
                           "routes the DP-attention ranks session-sticky"));
@@ -354,6 +375,8 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   EXPECT_NE(vp[0].command.find("--tensor-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel"),
             std::string::npos) << vp[0].command;
   EXPECT_NE(vp[0].command.find(R"("method": "mtp", "num_speculative_tokens": 3)"), std::string::npos);
+  // No launcher memory fraction is known for this entry's model and GPU: 0.80.
+  EXPECT_NE(vp[0].command.find("--gpu-memory-utilization 0.80"), std::string::npos) << vp[0].command;
   // b200-dgxc at 0.5, TP4 x PP2 = 8 GPUs: floor(2,861,022 x 2^20 x 0.5 x 8/8 / 1e9) = 1,499 GB over 8 ranks.
   EXPECT_EQ(vp[6].total_cpu_dram_gb, 1499);
   EXPECT_NE(vp[6].command.find("\"cpu_bytes_to_use_per_rank\": 187375000000"), std::string::npos) << vp[6].command;
@@ -503,11 +526,13 @@ TEST(MasterConfig, EntriesWithoutASpecExpandButDoNotPlan) {
 }
 
 TEST(MasterConfig, PoolsMatchHandDerivations) {
-  // MLA/DSA: GLM-5.2 NVFP4 on B300, TP8, MTP, HiCache (page 64), conc 16.
-  // Weights (38.0 + 407.7 + MTP 19.9) GB / 8 = 58.2 GB; rest = 288 x 0.8 - 58.2
-  // = 172.2 GB; KV per token 78 x (512 + 64 + 132) = 55,224 B (Blackwell's
-  // default DSA backend, trtllm, keeps the FP8 latent raw), the draft's 708 B
-  // more: floor(172.2e9 / 55,932) = 3,078,738, down to whole pages of 64.
+  // MLA/DSA: GLM-5.2 NVFP4 on B300, TP8, MTP, HiCache (page 64), conc 16, at
+  // its launcher's --mem-fraction-static 0.85 (glm5.2_fp4_b300_sglang_mtp.sh).
+  // Weights (38.0 + 407.7 + MTP 19.9) GB / 8 = 58.2 GB; rest = 288 x 0.85 -
+  // 58.2 = 186.6 GB; KV per token 78 x (512 + 64 + 132) = 55,224 B
+  // (Blackwell's default DSA backend, trtllm, keeps the FP8 latent raw), the
+  // draft's 708 B more: floor(186.6e9 / 55,932) = 3,336,193, down to whole
+  // pages of 64.
   auto rows = plan_matrix(MasterConfig(kNvidia));
   auto find = [&](const std::string& key, const std::string& shape) -> const MatrixRow& {
     for (const auto& r : rows)
@@ -516,7 +541,7 @@ TEST(MasterConfig, PoolsMatchHandDerivations) {
     return rows.front();
   };
   const auto& glm = find("glm5.2-fp4-b300-sglang-agentic-mtp", "TP8, mtp, dram (hicache)");
-  EXPECT_EQ(glm.plan.kv_tokens, static_cast<std::int64_t>(std::floor(172.2e9 / 55932.0)) / 64 * 64);
+  EXPECT_EQ(glm.plan.kv_tokens, static_cast<std::int64_t>(std::floor(186.6e9 / 55932.0)) / 64 * 64);
   EXPECT_EQ(glm.plan.mamba_slots, 0);
   EXPECT_EQ(glm.max_conc, 16);
 
