@@ -61,6 +61,14 @@ constexpr WaitMode sleeping{false, 0};
 constexpr WaitMode spinning_then_sleeping{false, 200};
 constexpr WaitMode busy{true, 0};
 
+// base_config against `url`, its workers waiting in `mode`.
+ProfileConfig config_waiting(const std::string& url, WaitMode mode) {
+  auto c = base_config(url);
+  c.busy_poll = mode.busy_poll;
+  c.poll_spin_us = mode.spin_us;
+  return c;
+}
+
 // A closed loop of 60 requests after 6 warmup ones, at concurrency 6 over
 // two workers, in each wait mode: the same run either way. A spinning
 // worker must still end when its work runs out (poll() stops the
@@ -69,9 +77,7 @@ constexpr WaitMode busy{true, 0};
 void expect_closed_loop_with_warmup(WaitMode mode) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(5ms, 1ms));
   server.start();
-  auto c = base_config(server.url());
-  c.busy_poll = mode.busy_poll;
-  c.poll_spin_us = mode.spin_us;
+  auto c = config_waiting(server.url(), mode);
   c.concurrency = 6;
   c.request_count = 60;
   c.warmup_request_count = 6;
@@ -112,9 +118,7 @@ void expect_closed_loop_with_warmup(WaitMode mode) {
 void expect_grace_expiry_cancels_as_499(WaitMode mode) {
   testserver::ScriptedServer server(testserver::paced_openai_handler(0ms, 10ms));
   server.start();
-  auto c = base_config(server.url());
-  c.busy_poll = mode.busy_poll;
-  c.poll_spin_us = mode.spin_us;
+  auto c = config_waiting(server.url(), mode);
   c.concurrency = 3;
   c.osl = {300, 0, 1};  // 3 s streams
   c.duration_s = 0.2;
@@ -164,9 +168,7 @@ TEST(LoadRunner, SpinWindowSleepsThroughALongWait) {
   auto run_one = [&](WaitMode mode) {
     testserver::ScriptedServer server(testserver::paced_openai_handler(400ms, 1ms));
     server.start();
-    auto c = base_config(server.url());
-    c.busy_poll = mode.busy_poll;
-    c.poll_spin_us = mode.spin_us;
+    auto c = config_waiting(server.url(), mode);
     c.concurrency = 1;
     c.request_count = 1;
     LoadRunner runner(c, "m");
