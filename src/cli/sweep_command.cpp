@@ -172,8 +172,7 @@ std::shared_ptr<SweepCommand> add_sweep_commands(CLI::App& app) {
   c->add_flag("--dry-run", o.dry_run, "Run the whole search on `sim predict` (virtual time) instead of servers");
   c->add_option("--engine-profile", o.engine_profile,
                 "With --dry-run: engine costs, a shipped profile (sglang, vllm, roofline) or a file from `agentperf "
-                "calibrate engine`")
-      ->capture_default_str();
+                "calibrate engine` (default: the shipped profile of each entry's engine, vllm for vLLM entries)");
   c->add_flag("--no-adaptive", sc->no_adaptive, "Measure every conc of every row (the recipe's full conc-lists)");
   c->add_flag("--restart", sc->restart, "Measure again points the store already holds (default: resume, reuse them)");
   c->add_option("--point-index", sc->point_index, "Run only point N of `recipe expand` (a Slurm array task)")
@@ -224,7 +223,7 @@ int execute_sweep_command(SweepCommand& sc) {
     o.agentperf_exe = self_exe();
     if (sc.point_index >= 0) o.point_index = sc.point_index;
     if (sc.duration > 0) o.duration_s = sc.duration;
-    if (o.dry_run) (void)sim::load_engine_costs(o.engine_profile);  // a bad profile fails before any point
+    if (o.dry_run && !o.engine_profile.empty()) (void)sim::load_engine_costs(o.engine_profile);  // fails before any point
     if (!sc.emit_slurm_dir.empty()) {
       o.out_dir = sc.emit_slurm_dir;
       std::printf("wrote %s\n", sweep::emit_slurm(o).c_str());

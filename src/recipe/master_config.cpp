@@ -232,8 +232,12 @@ Recipe MasterConfig::entry(const std::string& key) const {
               "of the HBM left after weights) and schedules it as SGLang");
   else if (r.framework == "vllm")
     notes.add("framework", key + ".framework",
-              "'vllm': the simulator sizes and schedules it as SGLang, its launcher's --gpu-memory-utilization taken "
-              "as mem_fraction_static (0.80 where unknown)");
+              "'vllm': the simulator schedules it with vLLM's scheduler and sizes its pools as SGLang does, its "
+              "launcher's --gpu-memory-utilization taken as mem_fraction_static (0.80 where unknown)");
+  else if (r.framework.find("vllm") != std::string::npos)
+    notes.add("framework", key + ".framework",
+              "'" + r.framework + "': the simulator schedules it with vLLM's scheduler and sizes its pools as SGLang "
+              "does, at vLLM's default --gpu-memory-utilization 0.90");
   else if (r.framework != "sglang")
     notes.add("framework", key + ".framework",
               "'" + r.framework + "': the simulator sizes and schedules it as SGLang (mem_fraction_static 0.80)");

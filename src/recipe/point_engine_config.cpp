@@ -5,9 +5,16 @@
 
 namespace agentperf::recipe {
 
+bool runs_vllm_scheduler(const Recipe& r, const ExpandedPoint& p) {
+  return p.command.empty() ? r.framework.find("vllm") != std::string::npos : p.command.rfind("vllm serve", 0) == 0;
+}
+
 sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCosts& costs) {
   sim::EngineConfig c;
-  c.scheduler = sim::SchedulerKind::sglang;  // the recipes launch SGLang
+  // A vLLM server command (generated for vLLM entries) runs vLLM's
+  // scheduler: decode and prefill chunks in one step under
+  // --max-num-batched-tokens. Every other command is scheduled as SGLang.
+  c.scheduler = p.command.rfind("vllm serve", 0) == 0 ? sim::SchedulerKind::vllm : sim::SchedulerKind::sglang;
   c.costs = costs;
   c.tp = p.entry->tp;
   c.mem_fraction_static = 0.80;
@@ -131,7 +138,10 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
       // says its memory fraction: a vLLM worker gets vLLM's default
       // --gpu-memory-utilization, 0.9 (vllm/config/cache.py), instead of the
       // 0.80 taken for the others.
-      if (r.framework.find("vllm") != std::string::npos && p.command.empty()) pe.config.mem_fraction_static = 0.90;
+      if (runs_vllm_scheduler(r, p)) {
+        pe.config.scheduler = sim::SchedulerKind::vllm;
+        if (p.command.empty()) pe.config.mem_fraction_static = 0.90;
+      }
       if (std::string(role) == "decode") {  // InferenceX budgets DRAM offload for the prefill side only
         pe.config.page_size = 1;
         pe.config.hicache = sim::HiCacheConfig{};

@@ -1,6 +1,7 @@
 // The simulated engine's flags for a recipe point, as the launcher sets them
-// for SGLang (mem fraction 0.80, 2 x conc running, graph cap, MTP, HiCache
-// with page 64 and write_through_selective when the point offloads to DRAM).
+// (its memory fraction, 2 x conc running, graph cap, MTP, HiCache with page
+// 64 and write_through_selective when the point offloads to DRAM), with
+// vLLM's scheduler for a point that runs vLLM and SGLang's otherwise.
 #pragma once
 #include <optional>
 #include <string>
@@ -14,6 +15,11 @@ namespace agentperf::recipe {
 
 // costs: the engine profile predictions use (sim/engine_costs.h).
 sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCosts& costs);
+
+// Whether the point's engine is vLLM: its server command is `vllm serve`,
+// or (a multinode entry, which has no command) its framework names vLLM
+// (dynamo-vllm, llmd-vllm).
+bool runs_vllm_scheduler(const Recipe& r, const ExpandedPoint& p);
 
 // One engine of a point as the memory plan sees it: the single server of a
 // single-node point, or one worker pool of a multinode point (DRAM offload on

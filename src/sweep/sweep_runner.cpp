@@ -615,7 +615,9 @@ class Sweep {
   void predict_point(const recipe::ExpandedPoint& p, const fs::path& dir, PointRow& r) {
     const sim::ModelSpec model = sim::load_model_spec(recipe_.sim_model_spec);
     const sim::HardwareSpec hw = sim::load_hardware_spec(recipe_.sim_hardware_spec);
-    const sim::EngineCosts costs = sim::load_engine_costs(o_.engine_profile);
+    const bool vllm = recipe::runs_vllm_scheduler(recipe_, p);
+    const sim::EngineCosts costs =
+        sim::load_engine_costs(!o_.engine_profile.empty() ? o_.engine_profile : vllm ? "vllm" : "sglang");
     replay::ReplayConfig cfg = replay_config_for(p, dir);
     cfg.benchmark_id = "sim-predict/" + recipe_.name + "/" + p.exp_name;
     // A DP-attention point (single node): its DP ranks, each sized as the
@@ -654,7 +656,9 @@ class Sweep {
     auto agg = replay::build_replay_aggregate(res.replay, cfg, info, replay::judge_replay(res.replay, 0.10));
     agg.json["input_config"]["engine"] = {{"model", recipe_.sim_model_spec}, {"hardware", recipe_.sim_hardware_spec},
                                           {"tp", p.entry->tp}, {"dp", static_cast<int>(ranks.size())},
-                                          {"dp_attention", vo.lockstep_ranks > 1}, {"virtual_time", true}};
+                                          {"dp_attention", vo.lockstep_ranks > 1}, {"virtual_time", true},
+                                          {"scheduler", sim::scheduler_name(engine.config().scheduler)},
+                                          {"engine_profile", costs.name}};
     if (vo.decode) {
       auto& e = agg.json["input_config"]["engine"];
       e["prefill_engines"] = static_cast<int>(ranks.size());

@@ -21,7 +21,10 @@ struct SweepOptions {
   std::string store_path;  // default <out_dir>/sweep.sqlite
   std::string out_dir = "sweep-results";
   bool dry_run = false;    // sim predict instead of servers
-  std::string engine_profile = "sglang";  // engine costs of the dry run (shipped name or calibrate engine file)
+  // Engine costs of the dry run (shipped name or calibrate engine file);
+  // empty: each point's engine's shipped profile (vllm for a point that
+  // runs vLLM's scheduler, sglang otherwise).
+  std::string engine_profile;
   bool adaptive = true;
   bool resume = true;      // reuse finished points from the store
   std::optional<int> point_index;  // run this one expanded point only (Slurm array task)

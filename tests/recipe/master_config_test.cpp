@@ -350,7 +350,7 @@ TEST(MasterConfig, TheTableMapsCheckpointsAndRunners) {
 TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   const auto file = write_master_file("small.yaml", kSmall);
   const auto v = load_recipe(file + "#vllm-dep");
-  EXPECT_TRUE(has_note(v, "vllm-dep.framework: 'vllm': the simulator sizes and schedules it as SGLang")) << v.notes.front();
+  EXPECT_TRUE(has_note(v, "vllm-dep.framework: 'vllm': the simulator schedules it with vLLM's scheduler")) << v.notes.front();
   EXPECT_TRUE(has_note(v, "vllm-dep.scenarios.agentic-coding[0].search-space[0].dp-attn: true: planned as one DP rank"));
   EXPECT_TRUE(has_note(v, "except the attention and embedding, held at 1/attention-TP where the model spec gives "
                           "their bytes (dp_attention_replicated_bytes; without them, spread too)"));
@@ -377,6 +377,21 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   EXPECT_NE(vp[0].command.find(R"("method": "mtp", "num_speculative_tokens": 3)"), std::string::npos);
   // No launcher memory fraction is known for this entry's model and GPU: 0.80.
   EXPECT_NE(vp[0].command.find("--gpu-memory-utilization 0.80"), std::string::npos) << vp[0].command;
+  // A vLLM command runs vLLM's scheduler; the multinode vLLM frameworks too.
+  EXPECT_TRUE(runs_vllm_scheduler(v, vp[0]));
+  EXPECT_EQ(engine_config_for(vp[0], sim::EngineCosts{}).scheduler, sim::SchedulerKind::vllm);
+  {
+    const auto dv = load_recipe(kNvidia + "#dsv4-fp4-gb300-dynamo-vllm-agentic");
+    const auto dp = expand(dv);
+    ASSERT_FALSE(dp.empty());
+    EXPECT_TRUE(dp[0].command.empty());
+    const auto m = sim::load_model_spec(dv.sim_model_spec);
+    const auto h = sim::load_hardware_spec(dv.sim_hardware_spec);
+    for (const auto& eng : engines_for(dv, dp[0], sim::EngineCosts{}, &m, &h)) {
+      EXPECT_EQ(eng.config.scheduler, sim::SchedulerKind::vllm) << eng.role;
+      EXPECT_DOUBLE_EQ(eng.config.mem_fraction_static, 0.90) << eng.role;  // vLLM's default
+    }
+  }
   // b200-dgxc at 0.5, TP4 x PP2 = 8 GPUs: floor(2,861,022 x 2^20 x 0.5 x 8/8 / 1e9) = 1,499 GB over 8 ranks.
   EXPECT_EQ(vp[6].total_cpu_dram_gb, 1499);
   EXPECT_NE(vp[6].command.find("\"cpu_bytes_to_use_per_rank\": 187375000000"), std::string::npos) << vp[6].command;

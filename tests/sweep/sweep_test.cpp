@@ -351,6 +351,10 @@ TEST(Sweep, ADpAttentionPointDryRunsItsRanksInLockstep) {
   const auto agg = nlohmann::json::parse(in);
   EXPECT_EQ(agg["input_config"]["engine"]["dp"], 8) << agg["input_config"]["engine"].dump();
   EXPECT_EQ(agg["input_config"]["engine"]["dp_attention"], true);
+  // An SGLang entry: SGLang's scheduler and shipped profile (a vLLM entry
+  // gets vLLM's: MasterConfig.UnmodelledFieldsAreNamed).
+  EXPECT_EQ(agg["input_config"]["engine"]["scheduler"], "sglang");
+  EXPECT_EQ(agg["input_config"]["engine"]["engine_profile"], "sglang");
   ASSERT_EQ(agg["sim"]["per_engine"].size(), 8u);
   for (const auto& e : agg["sim"]["per_engine"]) EXPECT_GT(e["requests"].get<long long>(), 0) << agg["sim"]["per_engine"].dump();
   std::filesystem::remove_all(dir);
