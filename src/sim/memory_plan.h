@@ -65,10 +65,10 @@ ModelSpec rank_model(const ModelSpec& m, int gpus, int attention_tp, bool dp_att
 // model_runner_kv_cache_mixin.py @ 226149ac457b, calculate_mla_kv_cache_dim)
 // keeps the raw layout when either DSA backend is trtllm, and on ROCm when
 // either is tilelang or aiter; every other backend reads the scaled one.
-// "auto" resolves as SGLang's _set_default_dsa_backends does for an FP8
-// cache: trtllm on compute capability 10 and above (Blackwell), FlashMLA
-// (flashmla_kv / flashmla_sparse) on Hopper, TileLang on ROCm (its default
-// DSA kernels there; the ROCm launchers also name it). The published pools
+// "auto" resolves as SGLang's _set_default_dsa_backends (server_args.py)
+// does for an FP8 cache: trtllm on compute capability 10 and above
+// (Blackwell), flashmla_kv on Hopper; on ROCm it is taken as TileLang,
+// which InferenceX's ROCm launchers name explicitly. The published pools
 // agree: 152.51 GiB for 2,965,312 tokens on a GB300 prefill rank and
 // 169.98 GiB for "3.3M" on B300 (GLM-5.2 FP8 KV, no backend flag on B300)
 // are 78 x (576 + 132) B a token, not 78 x (656 + 132) (docs/sim.md,
