@@ -55,11 +55,7 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
                  "KV cache element type: auto (the model spec's), fp8 / fp8_e4m3 / fp8_e5m2 (1 byte), bf16 / fp16 "
                  "(2 bytes); sizes the KV pool and the attention reads")
       ->group(g)->capture_default_str();
-  // SGLang's DSA_CHOICES (python/sglang/srt/server_args.py @ 001067fffe33).
-  const std::vector<std::string> dsa_backends = {"auto",        "flashmla_sparse", "flashmla_sparse_q8",
-                                                 "flashmla_kv", "flashmla_auto",   "flashinfer_sparse_mla",
-                                                 "fa3",         "tilelang",        "aiter",
-                                                 "trtllm"};
+  const std::vector<std::string>& dsa_backends = sim::dsa_backend_names();
   cmd.add_option("--dsa-prefill-backend,--nsa-prefill-backend", c.dsa_prefill_backend,
                  "DSA models (GLM-5): SGLang's sparse-attention prefill backend; with an FP8 cache it decides the "
                  "latent's layout in the KV pool (auto: trtllm on Blackwell, FlashMLA on Hopper, TileLang on ROCm)")

@@ -29,6 +29,14 @@ int parse_kv_cache_dtype(const std::string& s) {
   throw UserError("--kv-cache-dtype '" + s + "': expected auto, fp8, fp8_e4m3, fp8_e5m2, bf16, bfloat16, fp16 or float16");
 }
 
+const std::vector<std::string>& dsa_backend_names() {
+  static const std::vector<std::string> names = {"auto",          "flashmla_sparse",       "flashmla_sparse_q8",
+                                                 "flashmla_kv",   "flashmla_auto",         "flashinfer_sparse_mla",
+                                                 "fa3",           "tilelang",              "aiter",
+                                                 "trtllm"};
+  return names;
+}
+
 SchedulerKind parse_scheduler(const std::string& s) {
   if (s == "sglang") return SchedulerKind::sglang;
   if (s == "vllm") return SchedulerKind::vllm;

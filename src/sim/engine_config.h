@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/engine_costs.h"
 
@@ -43,6 +44,11 @@ SchedulerKind parse_scheduler(const std::string& s);  // throws UserError
 // fp8_e5m2, bf16, bfloat16, fp16, float16) -> bytes per element, 0 for auto;
 // throws UserError naming the value.
 int parse_kv_cache_dtype(const std::string& s);
+
+// SGLang's DSA backend names (DSA_CHOICES, python/sglang/srt/server_args.py
+// @ 001067fffe33) and "auto": what --dsa-prefill-backend and
+// --dsa-decode-backend accept.
+const std::vector<std::string>& dsa_backend_names();
 
 struct EngineConfig {
   SchedulerKind scheduler = SchedulerKind::sglang;

@@ -1,6 +1,6 @@
 #include "sim/published_pools.h"
 
-#include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,7 +52,17 @@ std::vector<PublishedPool> load_published_pools(const std::string& name_or_path)
     p.dp_attention = e.boolean_or("dp_attention", false);
     p.mem_fraction_static = e.number("mem_fraction_static", JsonRange::between(0.05, 0.99));
     p.kv_cache_dtype = e.string_or("kv_cache_dtype", "auto");
+    try {
+      (void)parse_kv_cache_dtype(p.kv_cache_dtype);
+    } catch (const UserError&) {
+      e.fail("kv_cache_dtype", "must be auto, fp8, fp8_e4m3, fp8_e5m2, bf16, bfloat16, fp16 or float16, got '" +
+                                   p.kv_cache_dtype + "'");
+    }
     p.dsa_backend = e.string_or("dsa_backend", "auto");
+    const auto& names = dsa_backend_names();
+    if (std::find(names.begin(), names.end(), p.dsa_backend) == names.end())
+      e.fail("dsa_backend", "must be auto or one of SGLang's DSA backends (flashmla_kv, tilelang, trtllm, ...), got '" +
+                                p.dsa_backend + "'");
     p.published_tokens = static_cast<long long>(e.number("published_tokens", JsonRange::between(1, 1e12)));
     p.published_pool_gib = e.number_or("published_pool_gib", 0, JsonRange::between(0, 1e6));
     p.source = e.string("source");

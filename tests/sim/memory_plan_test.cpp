@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -343,4 +345,33 @@ TEST(MemoryPlan, ADpAttentionRankHoldsTheAttentionAndEmbeddingWhole) {
   c.mem_fraction_static = 0.85;
   const auto plan = plan_memory(rank_model(glm, 8, 1, true), load_hardware_spec("gb300"), c);
   EXPECT_NEAR(plan.weights_bytes_rank, 81.175e9, 1e3);
+}
+
+// A pools file is read as strictly as the specs: a backend SGLang does not
+// have, or a KV dtype it does not take, is one line naming the file and field.
+TEST(MemoryPlan, PublishedPoolsFileErrorsNameTheField) {
+  const auto dir = std::filesystem::temp_directory_path() / ("agentperf_pools_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto error_of = [&](const std::string& pool_fields) {
+    const auto path = dir / "pools.json";
+    std::ofstream(path) << R"({"pools": [{"id": "x", "model_spec": "glm-5.2-nvfp4", "hardware": "b300", "tp": 8, )"
+                        << R"("mem_fraction_static": 0.85, "published_tokens": 1000, "source": "s", )" << pool_fields
+                        << "}]}";
+    try {
+      (void)load_published_pools(path.string());
+    } catch (const agentperf::UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto e = error_of(R"("dsa_backend": "flashmla")");
+  EXPECT_NE(e.find("pools.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("dsa_backend"), std::string::npos) << e;
+  EXPECT_NE(e.find("'flashmla'"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  e = error_of(R"("kv_cache_dtype": "int4")");
+  EXPECT_NE(e.find("kv_cache_dtype"), std::string::npos) << e;
+  EXPECT_NE(e.find("'int4'"), std::string::npos) << e;
+  EXPECT_EQ(error_of(R"("dsa_backend": "trtllm")"), "");
+  std::filesystem::remove_all(dir);
 }
