@@ -118,9 +118,12 @@ int main(int argc, char** argv) {
   sopts.record_write_times = true;
   testserver::ScriptedServer paced(testserver::paced_openai_handler(1ms, 1ms), sopts);
   paced.start();
-  // CPU of the whole process (the paced server included) per wall second of
-  // each stamps run: what spinning costs.
-  std::vector<double> stamp_cpu_share;
+  // One stamps run: the stamp errors, and the CPU of the whole process (the
+  // paced server included) per wall second: what spinning costs.
+  struct Stamps {
+    Summary error_us;
+    double cores = 0;
+  };
   auto stamp_errors = [&](bool busy_poll, int spin_us) {
     auto cfg = bench::closed_loop(paced.url(), 8, 200, std::min(seconds, 3.0));
     cfg.busy_poll = busy_poll;
@@ -129,8 +132,8 @@ int main(int argc, char** argv) {
     const double cpu0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     auto result = runner.run();
-    stamp_cpu_share.push_back((cpu_seconds() - cpu0) /
-                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const double cores =
+        (cpu_seconds() - cpu0) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<double> err_us;
     for (const auto& r : result.records) {
       if (!r.ok()) continue;
@@ -138,11 +141,11 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < r.content_ns.size() && i < writes.size(); ++i)
         err_us.push_back(static_cast<double>(r.content_ns[i] - writes[i]) / 1e3);
     }
-    return summarize(err_us);
+    return Stamps{summarize(err_us), cores};
   };
-  Summary stamp = stamp_errors(false, spin_us);
-  Summary stamp_sleep = stamp_errors(false, 0);
-  Summary stamp_busy = stamp_errors(true, 0);
+  const Stamps stamp = stamp_errors(false, spin_us);
+  const Stamps stamp_sleep = stamp_errors(false, 0);
+  const Stamps stamp_busy = stamp_errors(true, 0);
   paced.stop();
 
   const double req_per_s = req.requests / req.wall_s;
@@ -158,25 +161,26 @@ int main(int argc, char** argv) {
               rec.requests / rec.wall_s, rec.requests / std::max(1e-9, rec.cpu_s));
   std::printf("  SSE events/s             %10.0f  (%.0f per client CPU-second; %lld events, %lld errors)\n", ev_per_s,
               ev_per_core, static_cast<long long>(ev.events), static_cast<long long>(ev.errors));
-  std::printf("  timestamp error (us)     p50 %.1f  p99 %.1f  max %.1f  over %zu paced events; %.2f cores "
-              "(--poll-spin-us %d)\n",
-              stamp.percentile(50), stamp.percentile(99), stamp.max, stamp.count, stamp_cpu_share[0], spin_us);
-  std::printf("   --poll-spin-us 0        p50 %.1f  p99 %.1f  max %.1f  over %zu paced events; %.2f cores\n",
-              stamp_sleep.percentile(50), stamp_sleep.percentile(99), stamp_sleep.max, stamp_sleep.count,
-              stamp_cpu_share[1]);
-  std::printf("   with --busy-poll        p50 %.1f  p99 %.1f  max %.1f  over %zu paced events; %.2f cores\n",
-              stamp_busy.percentile(50), stamp_busy.percentile(99), stamp_busy.max, stamp_busy.count,
-              stamp_cpu_share[2]);
+  auto print_stamps = [](const char* label, const Stamps& s, const std::string& mode) {
+    std::printf("%s p50 %.1f  p99 %.1f  max %.1f  over %zu paced events; %.2f cores%s\n", label,
+                s.error_us.percentile(50), s.error_us.percentile(99), s.error_us.max, s.error_us.count, s.cores,
+                mode.c_str());
+  };
+  print_stamps("  timestamp error (us)    ", stamp, " (--poll-spin-us " + std::to_string(spin_us) + ")");
+  print_stamps("   --poll-spin-us 0       ", stamp_sleep, "");
+  print_stamps("   with --busy-poll       ", stamp_busy, "");
+  auto stamps_json = [](const Stamps& s) {
+    return nlohmann::json{{"p50", s.error_us.percentile(50)}, {"p99", s.error_us.percentile(99)}, {"max", s.error_us.max}};
+  };
   if (!json_path.empty()) {
     nlohmann::json j = {{"streamed_requests_per_s", req_per_s},
                         {"streamed_requests_per_client_cpu_s", req_per_core},
                         {"streamed_requests_per_s_with_records", rec.requests / rec.wall_s},
                         {"sse_events_per_s", ev_per_s},
                         {"sse_events_per_client_cpu_s", ev_per_core},
-                        {"timestamp_error_us", {{"p50", stamp.percentile(50)}, {"p99", stamp.percentile(99)}, {"max", stamp.max}}},
-                        {"timestamp_error_us_sleeping", {{"p50", stamp_sleep.percentile(50)}, {"p99", stamp_sleep.percentile(99)}, {"max", stamp_sleep.max}}},
-                        {"timestamp_error_us_busy_poll",
-                         {{"p50", stamp_busy.percentile(50)}, {"p99", stamp_busy.percentile(99)}, {"max", stamp_busy.max}}},
+                        {"timestamp_error_us", stamps_json(stamp)},
+                        {"timestamp_error_us_sleeping", stamps_json(stamp_sleep)},
+                        {"timestamp_error_us_busy_poll", stamps_json(stamp_busy)},
                         {"errors", req.errors + rec.errors + ev.errors}};
     std::ofstream(json_path) << j.dump(2) << "\n";
   }

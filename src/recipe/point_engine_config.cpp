@@ -5,16 +5,21 @@
 
 namespace agentperf::recipe {
 
+namespace {
+// A vLLM server command (generated for vLLM entries).
+bool is_vllm_command(const std::string& command) { return command.rfind("vllm serve", 0) == 0; }
+}  // namespace
+
 bool runs_vllm_scheduler(const Recipe& r, const ExpandedPoint& p) {
-  return p.command.empty() ? r.framework.find("vllm") != std::string::npos : p.command.rfind("vllm serve", 0) == 0;
+  return p.command.empty() ? r.framework.find("vllm") != std::string::npos : is_vllm_command(p.command);
 }
 
 sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCosts& costs) {
   sim::EngineConfig c;
-  // A vLLM server command (generated for vLLM entries) runs vLLM's
-  // scheduler: decode and prefill chunks in one step under
-  // --max-num-batched-tokens. Every other command is scheduled as SGLang.
-  c.scheduler = p.command.rfind("vllm serve", 0) == 0 ? sim::SchedulerKind::vllm : sim::SchedulerKind::sglang;
+  // A vLLM command runs vLLM's scheduler: decode and prefill chunks in one
+  // step under --max-num-batched-tokens. Every other command is scheduled as
+  // SGLang (a multinode entry's vLLM workers: engines_for).
+  c.scheduler = is_vllm_command(p.command) ? sim::SchedulerKind::vllm : sim::SchedulerKind::sglang;
   c.costs = costs;
   c.tp = p.entry->tp;
   c.mem_fraction_static = 0.80;

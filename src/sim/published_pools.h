@@ -20,7 +20,7 @@ namespace agentperf::sim {
 struct PublishedPool {
   std::string id, model_spec, hardware, kv_cache_dtype = "auto", dsa_backend = "auto", source, notes;
   int tp = 1;
-  bool dp_attention = false;  // attention weights replicated per rank (not in the plan)
+  bool dp_attention = false;  // a DP-attention rank: attention TP 1, the attention and embedding whole
   double mem_fraction_static = 0.8;
   long long published_tokens = 0;
   double published_pool_gib = 0;  // 0: not stated
