@@ -21,6 +21,8 @@ const std::vector<ModelSpecRow>& model_spec_rows() {
       {"deepseek-ai/DeepSeek-V4-Pro", "fp4", "deepseek-v4-pro-fp4", "the spec's checkpoint at InferenceX precision fp4"},
       {"deepseek-ai/DeepSeek-V4-Pro", "fp8", "deepseek-v4-pro-fp8",
        "the same checkpoint as InferenceX's fp8 entries serve it (H200, no FP4 path)"},
+      {"deepseek-ai/DeepSeek-V4.1-Flash", "fp4", "deepseek-v4.1-flash-fp4",
+       "the spec's checkpoint at InferenceX precision fp4"},
       {"moonshotai/Kimi-K3", "fp4", "kimi-k3-fp4", "the spec's checkpoint"},
       {"MiniMaxAI/MiniMax-M3-MXFP8", "fp8", "minimax-m3-fp8", "the spec's checkpoint"},
       {"nvidia/MiniMax-M3-NVFP4", "fp4", "minimax-m3-nvfp4", "the spec's checkpoint"},
@@ -94,6 +96,14 @@ std::string default_corpus_for(const std::string& model_prefix) {
 double launcher_memory_fraction(const std::string& framework, const std::string& model_prefix,
                                 const std::string& hardware, int tp, bool dp_attention, int conc) {
   auto is = [&](const char* prefix, const char* hw) { return model_prefix.rfind(prefix, 0) == 0 && hardware == hw; };
+  // DeepSeek-V4.1-Flash (MODEL_PREFIX dsv41flash, after 843c6254ff69), none
+  // of V4-Pro's values below: its SGLang B200 recipe passes 0.80 (InferenceX
+  // pull request 3241; 0.92 for the TP2 arm of pull request 3346); its vLLM
+  // launcher's value is not known here, so vLLM's default 0.90.
+  if (model_prefix.rfind("dsv41", 0) == 0) {
+    if (framework == "vllm") return 0.90;
+    return hardware == "b200" && tp == 2 ? 0.92 : 0.80;
+  }
   if (framework == "sglang") {
     if (is("dsv4", "b200")) return 0.88;
     if (is("dsv4", "b300")) return !dp_attention ? 0.88 : conc >= 512 ? 0.94 : 0.95;

@@ -92,7 +92,8 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
     d.push_back(fmt("KV per full token per rank = %.2f x %.0f B raw window rows x %.0f layers",
                     at.swa_full_tokens_ratio, at.entry_bytes, m.layers_full) +
                 fmt(" + (%.0f B row + %.0f B index key) / %.0f x %.0f CSA layers", at.entry_bytes, at.indexer_bytes,
-                    at.csa_ratio, at.csa_layers) +
+                    at.csa_ratio, at.csa_owning_layers()) +
+                (at.csa_owning_layers() != at.csa_layers ? " owning a cache (the others share them)" : "") +
                 fmt(" + %.0f B / %.0f x %.0f HCA layers + CSA compressor states (ring %.0f)", at.entry_bytes,
                     at.hca_ratio, at.hca_layers, at.csa_state_ring) +
                 fmt(" = %.0f B, SGLang DSV4 pool, not split over TP (+ %.0f B draft KV)", p.kv_bytes_per_token_rank,

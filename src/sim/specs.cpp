@@ -36,6 +36,16 @@ double ModelSpec::total_weight_bytes() const {
 
 int ModelSpec::kv_heads_per_rank(int tp) const { return std::max(1, kv_heads / std::max(1, tp)); }
 
+double ModelSpec::prefill_work_share(double prefill_tokens, double prefill_requests) const {
+  const int layers = layers_full + layers_linear;
+  if (prefill_layers <= 0 || prefill_layers >= layers || prefill_tokens <= 0) return 1.0;
+  // Every prompt row runs the first prefill_layers; the rest run only on
+  // each request's last prefill_tail_tokens rows.
+  const double run_all = static_cast<double>(prefill_layers) / layers;
+  const double tail_rows = std::min(prefill_tokens, std::max(0.0, prefill_requests) * prefill_tail_tokens);
+  return run_all + (1.0 - run_all) * tail_rows / prefill_tokens;
+}
+
 bool ModelSpec::capped_reads() const {
   return attention.kind == AttentionLayout::Kind::compressed || attention.kind == AttentionLayout::Kind::sparse_gqa ||
          attention.sparse_mla();
@@ -80,9 +90,11 @@ double ModelSpec::kv_bytes_per_token_rank(int tp) const {
       // latent: every rank holds it whole, whatever the TP.
       const double L = layers_full, row = a.entry_bytes;
       const double csa_state = 2.0 * 2 * (head_dim + a.index_dim) * 4;
-      return a.swa_full_tokens_ratio * row * L + row / a.csa_ratio * a.csa_layers +
-             row / a.hca_ratio * a.hca_layers + static_cast<double>(a.indexer_bytes) / a.csa_ratio * a.csa_layers +
-             a.swa_full_tokens_ratio * a.csa_state_ring / a.window * csa_state * a.csa_layers;
+      // Only the layers owning a cache store (csa_cache_layers).
+      const double owners = a.csa_owning_layers();
+      return a.swa_full_tokens_ratio * row * L + row / a.csa_ratio * owners + row / a.hca_ratio * a.hca_layers +
+             static_cast<double>(a.indexer_bytes) / a.csa_ratio * owners +
+             a.swa_full_tokens_ratio * a.csa_state_ring / a.window * csa_state * owners;
     }
     case AttentionLayout::Kind::sparse_gqa:
       // SGLang DefaultPoolConfigurator._compute_cell_size, MiniMax sparse
@@ -133,12 +145,14 @@ double ModelSpec::kv_read_bytes_rank(int tp, double requests, double context_tok
   const double c = context_tokens / requests;  // each request at the mean context
   double per_request = 0;
   if (a.kind == AttentionLayout::Kind::compressed) {
-    // Every layer reads its raw window; CSA layers score every indexer key
-    // and read the top-k rows; HCA layers read every compressed row.
+    // Every layer reads its raw window; CSA layers that score the indexer
+    // read every indexer key, every CSA layer the top-k rows; HCA layers
+    // read every compressed row.
     const double row = a.entry_bytes, csa_rows = c / a.csa_ratio;
     const double topk_rows = std::min(csa_rows, static_cast<double>(a.csa_topk));
     per_request = layers_full * std::min(c, static_cast<double>(a.window)) * row +
-                  a.csa_layers * (csa_rows * a.indexer_bytes + topk_rows * row) + a.hca_layers * c / a.hca_ratio * row;
+                  a.csa_scoring_layers() * csa_rows * a.indexer_bytes + a.csa_layers * topk_rows * row +
+                  a.hca_layers * c / a.hca_ratio * row;
   } else if (a.sparse_mla()) {
     // Every layer reads every index key and the latents (with their scales
     // and rope part) of the top-k tokens.
@@ -172,8 +186,8 @@ double ModelSpec::attention_flops_per_query(double ctx) const {
     // K = V = the one latent row (MQA over head_dim).
     const double csa_rows = ctx / a.csa_ratio;
     return layers_full * std::min(ctx, static_cast<double>(a.window)) * pair +
-           a.csa_layers * (csa_rows * index_pair + std::min(csa_rows, static_cast<double>(a.csa_topk)) * pair) +
-           a.hca_layers * ctx / a.hca_ratio * pair;
+           a.csa_scoring_layers() * csa_rows * index_pair +
+           a.csa_layers * std::min(csa_rows, static_cast<double>(a.csa_topk)) * pair + a.hca_layers * ctx / a.hca_ratio * pair;
   }
   if (a.kind == AttentionLayout::Kind::sparse_gqa)
     return (layers_full - a.sparse_layers) * ctx * pair +
@@ -203,7 +217,7 @@ double ModelSpec::attention_flops_per_token_per_ctx() const {
   if (mla()) return mla_pair() * layers_full;
   const double pair = 4.0 * q_heads * head_dim, index_pair = 2.0 * a.index_heads * a.index_dim;
   if (a.kind == AttentionLayout::Kind::compressed)  // past the window and the top-k: indexer and HCA rows
-    return a.csa_layers * index_pair / a.csa_ratio + a.hca_layers * pair / a.hca_ratio;
+    return a.csa_scoring_layers() * index_pair / a.csa_ratio + a.hca_layers * pair / a.hca_ratio;
   if (a.kind == AttentionLayout::Kind::sparse_gqa)  // past the top-k: dense layers and index keys
     return (layers_full - a.sparse_layers) * pair + a.sparse_layers * index_pair;
   return pair * kv_growing_layers();
@@ -265,7 +279,7 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
                          "hidden_size", "q_heads", "kv_heads", "head_dim", "kv_dtype_bytes", "linear_attention", "moe",
                          "mtp", "attention", "dense_weight_bytes", "other_weight_bytes", "dp_attention_replicated_bytes",
                          "active_params", "compute_dtype",
-                         "max_context"});
+                         "max_context", "prefill_layers", "prefill_tail_tokens"});
   const auto pos = JsonRange::positive();
   const auto dtype_bytes = JsonRange::between(1, 8);
   ModelSpec m;
@@ -291,6 +305,11 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   m.compute_dtype = f.string_or("compute_dtype", "bf16");
   if (!known_dtype(m.compute_dtype)) f.fail("compute_dtype", "must be one of bf16, fp8, fp4");
   m.max_context = f.integer("max_context", pos);
+  m.prefill_layers =
+      f.integer_or("prefill_layers", 0, JsonRange::between(1, std::max(1, m.layers_full + m.layers_linear)));
+  m.prefill_tail_tokens = f.integer_or("prefill_tail_tokens", 0, JsonRange::between(0, 1 << 24));
+  if (f.has("prefill_tail_tokens") && m.prefill_layers == 0)
+    f.fail("prefill_tail_tokens", "needs prefill_layers (the layers every prompt token runs)");
   if (f.has("attention")) {
     const JsonReader at = f.object("attention");
     const std::string kind = at.string("kind");
@@ -325,7 +344,7 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
     } else if (kind == "compressed") {
       at.reject_unknown_keys({"kind", "window", "entry_bytes", "csa_layers", "csa_ratio", "csa_topk", "indexer_bytes",
                               "hca_layers", "hca_ratio", "swa_full_tokens_ratio", "csa_state_ring", "hca_state_ring",
-                              "index_heads", "index_dim"});
+                              "index_heads", "index_dim", "csa_cache_layers", "csa_index_layers"});
       a.kind = AttentionLayout::Kind::compressed;
       const auto small = JsonRange::between(1, 1 << 20);
       a.window = at.integer("window", small);
@@ -340,8 +359,11 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
         at.fail("hca_layers", "with csa_layers must be at most layers_full_attention (" +
                                   std::to_string(m.layers_full) + ")");
       a.swa_full_tokens_ratio = at.number("swa_full_tokens_ratio", JsonRange::fraction());
-      a.csa_state_ring = at.integer("csa_state_ring", small);
+      a.csa_state_ring = at.integer("csa_state_ring", JsonRange::between(0, 1 << 20));
       a.hca_state_ring = at.integer("hca_state_ring", small);
+      // Shared caches, counted at csa_ratio (a ratio-1 layer at csa_ratio 2 counts 2).
+      a.csa_cache_layers = at.integer_or("csa_cache_layers", 0, JsonRange::between(1, 4 * m.layers_full));
+      a.csa_index_layers = at.integer_or("csa_index_layers", 0, JsonRange::between(1, 4 * m.layers_full));
       a.index_heads = at.integer("index_heads", small);
       a.index_dim = at.integer("index_dim", small);
     } else if (kind == "sparse_gqa") {

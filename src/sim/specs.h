@@ -49,6 +49,16 @@ struct AttentionLayout {
   int hca_layers = 0, hca_ratio = 0;
   double swa_full_tokens_ratio = 0;  // SGLang --swa-full-tokens-ratio: raw-window pool / full tokens
   int csa_state_ring = 0, hca_state_ring = 0;  // compressor state rows (SGLang get_compress_state_ring_size)
+  // Caches shared across layers (DeepSeek-V4.1: kv_source_layer_ids,
+  // index_source_layer_ids): of the CSA layers, how many own a compressed
+  // cache (rows, indexer keys and compressor states stored) and how many
+  // score the indexer over the context; the others read the top-k rows of
+  // the nearest owner below them with its selection. Both are counted at
+  // csa_ratio: a layer at half the ratio stores and scores twice the rows,
+  // so it counts as two. 0 in the file: every CSA layer (DeepSeek-V4).
+  int csa_cache_layers = 0, csa_index_layers = 0;
+  int csa_owning_layers() const { return csa_cache_layers > 0 ? csa_cache_layers : csa_layers; }
+  int csa_scoring_layers() const { return csa_index_layers > 0 ? csa_index_layers : csa_layers; }
   // compressed, sparse_gqa and sparse MLA: the indexer's query heads and key width
   int index_heads = 0, index_dim = 0;
   // sparse_gqa (and sparse MLA's topk_tokens)
@@ -108,8 +118,19 @@ struct ModelSpec {
   double active_params = 0;
   std::string compute_dtype = "bf16";
   int max_context = 0;
+  // Layers a prompt token runs through, when the engine skips the rest for
+  // all but each request's last `prefill_tail_tokens` prompt rows
+  // (DeepSeek-V4.1's layers past its last KV-cache source own no cache of
+  // their own, so a prompt row only needs them inside the sliding window;
+  // 0: every layer). prefill_work_share() is the resulting share of a
+  // full forward's per-token work.
+  int prefill_layers = 0, prefill_tail_tokens = 0;
 
   bool hybrid() const { return linear.has_value() && layers_linear > 0; }
+  // Of a forward's per-token GEMM and attention work, the share that
+  // `prefill_tokens` prompt tokens of `prefill_requests` requests cost
+  // (1 without prefill_layers).
+  double prefill_work_share(double prefill_tokens, double prefill_requests) const;
   double total_weight_bytes() const;  // target model, without MTP
   // KV heads held by one TP rank: sharded, or replicated when tp > kv_heads (SGLang get_num_kv_heads).
   int kv_heads_per_rank(int tp) const;

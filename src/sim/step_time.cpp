@@ -52,8 +52,14 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   t.kv_bytes = m_.kv_read_bytes_rank(p, s.batch, s.kv_read_tokens);
   // Linear-attention layers read and write each request's state once per forward.
   t.state_bytes = 2.0 * s.batch * m_.state_bytes_per_request_rank(p);
-  t.flops = (2.0 * m_.active_params * s.tokens + m_.attention_flops(s.tokens, s.attn_pairs)) / p;
-  const double attn_flops = m_.attention_flops(s.tokens, s.attn_pairs) / p;
+  // A model whose late layers skip most prompt rows (ModelSpec::prefill_layers)
+  // does that share of a full forward's per-token math on its prefill tokens;
+  // the weights are still read whole (the late layers run on the tails).
+  const double prefill_share = m_.prefill_work_share(s.prefill_tokens, s.batch - s.decode_requests);
+  const double work_tokens = s.tokens - s.prefill_tokens * (1.0 - prefill_share);
+  const double token_share = s.tokens > 0 ? work_tokens / s.tokens : 1.0;
+  const double attn_flops = m_.attention_flops(s.tokens, s.attn_pairs) * token_share / p;
+  t.flops = 2.0 * m_.active_params * work_tokens / p + attn_flops;
   // Attention over a prefix runs at its own rate (EngineCosts::prefix_attention_scale):
   // the prefix's share of the pairs is scaled on top of attention_scale.
   const double prefix_share = s.attn_pairs > 0 ? std::clamp(s.prefix_pairs / s.attn_pairs, 0.0, 1.0) : 0.0;
@@ -61,7 +67,7 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   // Routed-expert math runs as grouped GEMMs whose efficiency falls with the
   // tokens each touched expert gets: the expert part of the GEMM time is
   // divided by tpe / (tpe + half).
-  const double expert_flops = 2.0 * routed_active_params() * s.tokens / p;
+  const double expert_flops = 2.0 * routed_active_params() * work_tokens / p;
   double expert_slowdown = 0;
   if (m_.moe && c.moe_half_tokens_per_expert > 0 && t.experts_touched > 0) {
     const double tpe = s.tokens * m_.moe->top_k / t.experts_touched;

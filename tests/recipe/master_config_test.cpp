@@ -324,6 +324,11 @@ TEST(MasterConfig, TheTableMapsCheckpointsAndRunners) {
   EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "dsv4", "b300", 4, false, 8), 0.88);
   EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "dsv4", "b300", 4, true, 64), 0.95);
   EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "dsv4", "b300", 8, true, 512), 0.94);
+  // DeepSeek-V4.1-Flash shares V4-Pro's prefix but none of its launchers.
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "dsv41flash", "b200", 4, false, 8), 0.80);
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "dsv41flash", "b200", 2, false, 8), 0.92);
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("vllm", "dsv41flash", "gb300", 4, false, 8), 0.90);
+  EXPECT_DOUBLE_EQ(launcher_memory_fraction("vllm", "dsv4", "b200", 8, false, 8), 0.90);
   EXPECT_DOUBLE_EQ(launcher_memory_fraction("vllm", "kimik3", "b300", 8, false, 48), 0.92);
   EXPECT_DOUBLE_EQ(launcher_memory_fraction("vllm", "kimik3", "b300", 8, false, 56), 0.90);
   EXPECT_DOUBLE_EQ(launcher_memory_fraction("sglang", "kimik3", "b300", 8, false, 56), 0.80);

@@ -519,3 +519,23 @@ TEST(CostFit, APriorHoldsAnExtraNoTargetSeesAndReadsSpareReruns) {
   EXPECT_LT(calls_a, 3 * r.evaluations);
   EXPECT_LT(calls_b, 3 * r.evaluations);
 }
+
+// DeepSeek-V4.1's late layers (past its last KV source) run only on each
+// request's last 128 prompt rows: a prefill forward does 21/40 of a full
+// forward's math on the other rows, and a decode forward all of it.
+TEST(StepTime, LateLayersSkipAllButThePromptsTail) {
+  const auto trimmed = load_model_spec("deepseek-v4.1-flash-fp4");
+  auto full = trimmed;
+  full.prefill_layers = 0;
+  full.prefill_tail_tokens = 0;
+  const auto hw = load_hardware_spec("gb300");
+  EngineConfig cfg;
+  cfg.tp = 4;
+  const StepTimeModel a(trimmed, hw, cfg), b(full, hw, cfg);
+  const double pairs = 8192.0 * 100000;
+  const auto ta = a.prefill(8192, pairs, 100000, 1), tb = b.prefill(8192, pairs, 100000, 1);
+  EXPECT_NEAR(ta.flops / tb.flops, 21.0 / 40 + 19.0 / 40 * 128 / 8192, 1e-12);
+  EXPECT_LT(ta.compute_s, tb.compute_s);
+  EXPECT_DOUBLE_EQ(ta.weights_bytes, tb.weights_bytes);  // the late layers' weights are still read
+  EXPECT_DOUBLE_EQ(a.decode_round(8, 8 * 100000.0).flops, b.decode_round(8, 8 * 100000.0).flops);
+}

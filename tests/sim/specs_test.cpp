@@ -306,6 +306,48 @@ TEST(ModelSpec, CompressedKvIsSglangsDsv4PoolPerFullToken) {
   EXPECT_NEAR(m.kv_read_bytes_rank(8, 1, 64), 61 * 64 * 584.0 + 30 * (16 * 132.0 + 16 * 584) + 31 * 0.5 * 584, 1e-6);
 }
 
+// DeepSeek-V4.1-Flash (config.json text_config @ dba1be0a): compress ratios
+// [0,0] + [2]x18 + [1]x20, compressed caches and index keys only at the KV
+// sources (layers 2, 8, 14 at ratio 2; 20 at ratio 1), indexer scores at
+// layers 2, 8, 14 (ratio 2) and 20, 24, 28, 32, 36 (ratio 1), top-512 rows
+// read by each of the 38 compressed layers, 128-row windows in all 40.
+TEST(ModelSpec, CompressedCachesSharedAcrossLayersAreStoredOnce) {
+  const auto m = load_model_spec("deepseek-v4.1-flash-fp4");
+  ASSERT_EQ(m.attention.kind, AttentionLayout::Kind::compressed);
+  const double row = 584, key = 132;
+  // Raw-window pool (SGLang, ratio 0.1 x 40 layers) + the four owned caches.
+  const double per_token = 0.1 * row * 40 + 3 * (row + key) / 2 + 1 * (row + key) / 1;
+  EXPECT_NEAR(per_token, 4126.0, 1e-9);
+  EXPECT_NEAR(m.kv_bytes_per_token_rank(4), per_token, 1e-6);
+  const double c = 100000;
+  const double read = 40 * 128 * row + (3 * c / 2 + 5 * c) * key + 38 * 512 * row;
+  EXPECT_NEAR(m.kv_read_bytes_rank(4, 2, 2 * c), 2 * read, 1e-3);
+  const double pair = 4.0 * 64 * 512, index_pair = 2.0 * 32 * 128;
+  const double query = 40 * 128 * pair + (3 * c / 2 + 5 * c) * index_pair + 38 * 512 * pair;
+  EXPECT_NEAR(m.attention_flops(10, 10 * c), 10 * query, 1.0);
+  // A prompt row runs layers 0-20; layers 21-39 only each request's last 128 rows.
+  EXPECT_DOUBLE_EQ(m.prefill_work_share(8192, 1), 21.0 / 40 + 19.0 / 40 * 128 / 8192);
+  EXPECT_DOUBLE_EQ(m.prefill_work_share(8192, 4), 21.0 / 40 + 19.0 / 40 * 512 / 8192);
+  EXPECT_DOUBLE_EQ(m.prefill_work_share(100, 2), 1.0);  // every row is in a tail
+  EXPECT_DOUBLE_EQ(load_model_spec("deepseek-v4-pro-fp4").prefill_work_share(8192, 1), 1.0);
+}
+
+TEST(ModelSpec, SharedCacheAndPrefillLayerFieldsAreChecked) {
+  auto e = error_of([](const std::string& p) { load_model_spec(p); },
+                    edited(builtin_model_json(), "deepseek-v4.1-flash-fp4", "shared_cache",
+                           [](json& j) { j["attention"]["csa_cache_layers"] = 0; }));
+  EXPECT_NE(e.find("field 'attention.csa_cache_layers'"), std::string::npos) << e;
+  e = error_of([](const std::string& p) { load_model_spec(p); },
+               edited(builtin_model_json(), "deepseek-v4.1-flash-fp4", "prefill_layers",
+                      [](json& j) { j["prefill_layers"] = 41; }));
+  EXPECT_NE(e.find("field 'prefill_layers'"), std::string::npos) << e;
+  e = error_of([](const std::string& p) { load_model_spec(p); },
+               edited(builtin_model_json(), "deepseek-v4.1-flash-fp4", "tail_alone", [](json& j) {
+                 j.erase("prefill_layers");
+               }));
+  EXPECT_NE(e.find("field 'prefill_tail_tokens'"), std::string::npos) << e;
+}
+
 // Kimi-K3 (config.json text_config: 24 MLA layers with kv_lora_rank 512 +
 // qk_rope_head_dim 64, 69 KDA layers of 96 heads x 128, short conv 4): MLA
 // latent on every rank plus a KDA state per request, as GDN's in Qwen3.5.
