@@ -51,6 +51,10 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
       ->transform(int_in(0, limits::max_concurrency))->group(g)->capture_default_str();
   cmd.add_option("--max-total-tokens", c.max_total_tokens, "Cap on the KV pool in tokens (0 = what memory allows)")
       ->transform(tokens_in(0, limits::max_tokens))->group(g)->capture_default_str();
+  cmd.add_option("--max-mamba-cache-size", c.max_mamba_cache_size,
+                 "Hybrid models: device state slots for running and cached requests, set outright (0 = SGLang's "
+                 "share of the memory left after the weights)")
+      ->transform(int_in(0, limits::max_concurrency))->group(g)->capture_default_str();
   cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype,
                  "KV cache element type: auto (the model spec's), fp8 / fp8_e4m3 / fp8_e5m2 (1 byte), bf16 / fp16 "
                  "(2 bytes); sizes the KV pool and the attention reads")

@@ -54,6 +54,7 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   positive("--block-size", c.page_size);                           // vLLM's KV block: its prefix-match unit
   positive("--page-size", c.page_size);
   positive("--prefill-decode-interval", c.prefill_decode_interval);
+  positive("--max-mamba-cache-size", c.max_mamba_cache_size);
   positive("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes);
   c.prefill_delayer = command_flag_value(p.command, "--enable-prefill-delayer").has_value();
   // SGLang's --mem-fraction-static, or vLLM's --gpu-memory-utilization

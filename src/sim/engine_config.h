@@ -88,6 +88,9 @@ struct EngineConfig {
   bool prefill_delayer = false;
   int prefill_delayer_max_passes = 30;  // --prefill-delayer-max-delay-passes
   double mamba_full_memory_ratio = 0.9;
+  // --max-mamba-cache-size: hybrid models' device state slots set outright
+  // (0: the mamba_full_memory_ratio share of the rest, sim/memory_plan.h).
+  int max_mamba_cache_size = 0;
   int mamba_running_ratio = 3;   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (no_buffer strategy)
   double new_token_ratio_init = 0.7;
   double new_token_ratio_min = 0.1;

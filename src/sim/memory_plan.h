@@ -7,7 +7,8 @@
 //   hybrid models: mamba budget = rest x r / (1 + r), r = mamba_full_memory_ratio;
 //     slots = floor(budget / (state x (1 + D / ratio))) with spec decoding (D draft
 //     tokens), else floor(budget / state); verify intermediates for
-//     min(max_running, slots / ratio) requests x D states
+//     min(max_running, slots / ratio) requests x D states; --max-mamba-cache-size N
+//     sets slots = N outright (the same intermediates, for min(max_running, N / ratio))
 //   KV tokens = (rest - intermediates - slots x state) / (KV + draft KV bytes per token)
 //   compressed attention (DeepSeek-V4; pool_configurator.py @ 003fca802738,
 //     DSV4PoolConfigurator): KV per full token is the whole DSV4 pool's

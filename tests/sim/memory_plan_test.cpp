@@ -232,6 +232,27 @@ TEST(MemoryPlan, CompressedPoolFollowsSglangsDsv4Configurator) {
 // --max-total-tokens caps the pool below what memory allows (the GLM-5.2 FP8
 // MI325X AgentX launcher runs a 1,048,576-token pool this way), and is a
 // no-op above it.
+// --max-mamba-cache-size N (SGLang handle_max_mamba_cache's explicit
+// branch): N state slots, verify intermediates for min(max_running, N / 3)
+// requests x D, and everything else of the rest to the KV pool.
+TEST(MemoryPlan, MaxMambaCacheSizeSetsTheStateSlots) {
+  const auto m = load_model_spec("qwen3.5-397b-a17b-nvfp4");
+  const auto hw = load_hardware_spec("b200");
+  auto c = recipe(4, 64, false);
+  const auto ratio_based = plan_memory(m, hw, c);
+  c.max_mamba_cache_size = 160;
+  const auto p = plan_memory(m, hw, c);
+  EXPECT_EQ(p.mamba_slots, 160);
+  EXPECT_EQ(p.intermediate_state_requests, 53);  // min(2 x 64, 160 / 3)
+  EXPECT_EQ(p.max_running_requests, 53);
+  const double state = m.state_bytes_per_request_rank(4);
+  const double kv_budget = p.rest_bytes - 160 * state - 53 * 4 * state;
+  const double per_token = m.kv_bytes_per_token_rank(4) + m.draft_kv_bytes_per_token_rank(4);
+  EXPECT_NEAR(static_cast<double>(p.kv_tokens), std::floor(kv_budget / per_token), 1.0);
+  EXPECT_DOUBLE_EQ(p.rest_bytes, ratio_based.rest_bytes);
+  EXPECT_GT(p.kv_tokens, ratio_based.kv_tokens);  // fewer slots than the ratio's ~750 leave more for KV
+}
+
 TEST(MemoryPlan, MaxTotalTokensCapsTheKvPool) {
   const auto m = load_model_spec("glm-5.2-fp8");
   const auto hw = load_hardware_spec("mi325x");
