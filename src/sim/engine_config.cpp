@@ -26,7 +26,11 @@ int parse_kv_cache_dtype(const std::string& s) {
   if (s == "auto") return 0;
   if (s == "fp8" || s == "fp8_e4m3" || s == "fp8_e5m2") return 1;
   if (s == "bf16" || s == "bfloat16" || s == "fp16" || s == "float16" || s == "half") return 2;
-  throw UserError("--kv-cache-dtype '" + s + "': expected auto, fp8, fp8_e4m3, fp8_e5m2, bf16, bfloat16, fp16 or float16");
+  throw UserError("--kv-cache-dtype '" + s + "': expected " + kv_cache_dtype_choices());
+}
+
+const char* kv_cache_dtype_choices() noexcept {
+  return "auto, fp8, fp8_e4m3, fp8_e5m2, bf16, bfloat16, fp16 or float16";
 }
 
 const std::vector<std::string>& dsa_backend_names() {

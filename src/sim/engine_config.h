@@ -44,6 +44,9 @@ SchedulerKind parse_scheduler(const std::string& s);  // throws UserError
 // fp8_e5m2, bf16, bfloat16, fp16, float16) -> bytes per element, 0 for auto;
 // throws UserError naming the value.
 int parse_kv_cache_dtype(const std::string& s);
+// The values parse_kv_cache_dtype names in its error ("auto, fp8, ... or
+// float16"), for other readers of the same field to name them alike.
+const char* kv_cache_dtype_choices() noexcept;
 
 // SGLang's DSA backend names (DSA_CHOICES, python/sglang/srt/server_args.py
 // @ 001067fffe33) and "auto": what --dsa-prefill-backend and

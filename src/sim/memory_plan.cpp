@@ -132,27 +132,24 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
     const double state = p.state_bytes_per_request_rank;
     const int D = spec ? cfg.spec.num_draft_tokens : 0;
     const int ratio = std::max(1, cfg.mamba_running_ratio);
+    d.push_back(fmt("state per request per rank = %.1f MiB (conv + SSM over the linear-attention layers)", state / MiB));
     if (cfg.max_mamba_cache_size > 0) {  // --max-mamba-cache-size: the slots as given
       p.mamba_slots = cfg.max_mamba_cache_size;
       p.mamba_budget_bytes = static_cast<double>(p.mamba_slots) * state;
-    } else {
-      p.mamba_budget_bytes = p.rest_bytes * r / (1 + r);
-      p.mamba_slots = static_cast<std::int64_t>(std::floor(p.mamba_budget_bytes / (state * (1.0 + double(D) / ratio))));
-    }
-    p.intermediate_state_requests = std::min<std::int64_t>(requested_running, p.mamba_slots / ratio);
-    p.intermediate_bytes = state * static_cast<double>(p.intermediate_state_requests) * D;
-    kv_budget = p.rest_bytes - p.intermediate_bytes - static_cast<double>(p.mamba_slots) * state;
-    p.max_running_requests = std::min<std::int64_t>(requested_running, p.mamba_slots / ratio);
-    d.push_back(fmt("state per request per rank = %.1f MiB (conv + SSM over the linear-attention layers)", state / MiB));
-    if (cfg.max_mamba_cache_size > 0) {
       d.push_back("mamba slots = " + std::to_string(p.mamba_slots) +
                   fmt(" (--max-mamba-cache-size) x %.1f MiB = %.2f GiB", state / MiB, p.mamba_budget_bytes / GiB));
     } else {
+      p.mamba_budget_bytes = p.rest_bytes * r / (1 + r);
+      p.mamba_slots = static_cast<std::int64_t>(std::floor(p.mamba_budget_bytes / (state * (1.0 + double(D) / ratio))));
       d.push_back(fmt("mamba budget = rest x %.2f / %.2f = %.2f GiB", r, 1 + r, p.mamba_budget_bytes / GiB));
       d.push_back(fmt("mamba slots = floor(%.2f GiB / (%.1f MiB x (1 + %.0f/%.0f)))", p.mamba_budget_bytes / GiB,
                       state / MiB, D, ratio) +
                   " = " + std::to_string(p.mamba_slots));
     }
+    p.intermediate_state_requests = std::min<std::int64_t>(requested_running, p.mamba_slots / ratio);
+    p.intermediate_bytes = state * static_cast<double>(p.intermediate_state_requests) * D;
+    kv_budget = p.rest_bytes - p.intermediate_bytes - static_cast<double>(p.mamba_slots) * state;
+    p.max_running_requests = std::min<std::int64_t>(requested_running, p.mamba_slots / ratio);
     d.push_back("verify intermediates for min(max_running " +
                 (cfg.max_running_requests > 0 ? std::to_string(cfg.max_running_requests) : std::string("unset")) +
                 ", slots/" + std::to_string(ratio) + ") = " + std::to_string(p.intermediate_state_requests) +

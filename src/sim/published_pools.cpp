@@ -55,8 +55,8 @@ std::vector<PublishedPool> load_published_pools(const std::string& name_or_path)
     try {
       (void)parse_kv_cache_dtype(p.kv_cache_dtype);
     } catch (const UserError&) {
-      e.fail("kv_cache_dtype", "must be auto, fp8, fp8_e4m3, fp8_e5m2, bf16, bfloat16, fp16 or float16, got '" +
-                                   p.kv_cache_dtype + "'");
+      e.fail("kv_cache_dtype",
+             std::string("must be ") + kv_cache_dtype_choices() + ", got '" + p.kv_cache_dtype + "'");
     }
     p.dsa_backend = e.string_or("dsa_backend", "auto");
     const auto& names = dsa_backend_names();
