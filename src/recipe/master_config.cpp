@@ -9,7 +9,9 @@
 #include "common/error.h"
 #include "recipe/inferencex_map.h"
 #include "recipe/search_space_fields.h"
+#include "recipe/srt_slurm_recipe.h"
 #include "recipe/yaml_node.h"
+#include "sim/engine_config.h"
 
 namespace agentperf::recipe {
 namespace detail {
@@ -107,6 +109,60 @@ WorkerSpec read_worker(const Node& w) {
     for (std::size_t i = 0; i < a.size(); ++i) s.additional_settings.push_back(a.at(i).as<std::string>("a string"));
   }
   return s;
+}
+
+// A worker pool's engine flags from the srt-slurm recipe its
+// CONFIG_FILE names (srt_slurm_recipe.h), found beside the master config in
+// an InferenceX checkout: the role's own settings ("aggregated" for an
+// entry without decode workers). Where the recipe is not found or gives
+// none, a note says so and the pool keeps the framework's defaults.
+// The CONFIG_FILE a worker's additional-settings name ("" when none).
+std::string config_file_of(const WorkerSpec& w) {
+  const std::string key = "CONFIG_FILE=";
+  for (const auto& setting : w.additional_settings)
+    if (setting.rfind(key, 0) == 0) return setting.substr(key.size());
+  return "";
+}
+
+// One recipe describes the whole deployment; InferenceX's rows name it on
+// one worker (usually the prefill side), and every pool reads its own role.
+void read_pool_flags(WorkerSpec& w, const std::string& config_file, const std::string& role, bool aggregated,
+                     const std::string& model, const std::string& master_file, const std::string& path, Notes& notes,
+                     bool first_pool) {
+  if (config_file.find(':') != std::string::npos) {
+    if (first_pool) notes.add("srt-slurm recipe variant", path,
+              "CONFIG_FILE=" + config_file +
+                  ": an override variant of a recipe (srt-slurm's zip_override), which is not resolved; the pool is "
+                  "planned at its framework's defaults");
+    return;
+  }
+  const auto recipe = find_srt_slurm_recipe(master_file, config_file);
+  if (!recipe) {
+    if (first_pool) notes.add("srt-slurm recipe not found", path,
+              "CONFIG_FILE=" + config_file +
+                  ": not under benchmarks/multi_node/srt-slurm-recipes beside the master config or above it; the "
+                  "pool is planned at its framework's defaults");
+    return;
+  }
+  const std::string recipe_role = aggregated ? "aggregated" : role;
+  const auto flags = srt_slurm_role(*recipe, recipe_role, model);
+  if (flags.command.empty()) {
+    notes.add("srt-slurm recipe not read", path,
+              *recipe + ": role '" + recipe_role + "': " + flags.why_not + "; the pool is planned at its framework's defaults");
+    return;
+  }
+  if (const auto dtype = command_flag_value(flags.command, "--kv-cache-dtype")) {
+    try {
+      (void)sim::parse_kv_cache_dtype(*dtype);
+    } catch (const UserError& e) {
+      throw UserError(*recipe + ": role '" + recipe_role + "': " + e.what());
+    }
+  }
+  w.server_command = flags.command;
+  if (first_pool) notes.add("srt-slurm recipe", path,
+            "CONFIG_FILE=" + config_file +
+                ": each worker pool's engine flags are read from its role in the srt-slurm recipe (memory fraction, KV "
+                "dtype, prefill chunking, block or page size, stream interval, state slots and the scheduling flags)");
 }
 
 std::string component(const Node& c) {  // {name, version}
@@ -325,8 +381,11 @@ Recipe MasterConfig::entry(const std::string& key) const {
         e.pp = serving.pp;
         e.dp_attn = serving.dp_attn;
         e.kv_offloading = en.get<std::string>("kv-offloading", "none or dram", std::string("none"));
+        const std::string config_file =
+            !config_file_of(*e.prefill).empty() ? config_file_of(*e.prefill) : config_file_of(*e.decode);
+        bool recipe_noted = false;  // one note a row, not one a pool
         for (const char* role : {"prefill", "decode"}) {
-          const WorkerSpec& w = std::string(role) == "prefill" ? *e.prefill : *e.decode;
+          WorkerSpec& w = std::string(role) == "prefill" ? *e.prefill : *e.decode;
           if (w.num_worker == 0) continue;
           const auto wp = en[role];
           if (w.dp_attn)
@@ -340,9 +399,12 @@ Recipe MasterConfig::entry(const std::string& key) const {
             notes.add("pcp-size", wp["pcp-size"].path(),
                       "prefill context parallelism is not modelled; planned as TP tp x pcp-size over the same GPUs (the "
                       "server runs tp-size tp x pcp with attention context-parallel)");
-          if (!w.additional_settings.empty())
-            notes.add("additional-settings", wp["additional-settings"].path(),
-                      w.additional_settings.front() + ": the srt-slurm recipe is not read; its engine flags are not applied");
+          if (!config_file.empty()) {
+            read_pool_flags(w, config_file, role, e.decode->num_worker == 0, r.model, file,
+                            en[!config_file_of(*e.prefill).empty() ? "prefill" : "decode"]["additional-settings"].path(),
+                            notes, !recipe_noted);
+            recipe_noted = true;
+          }
           if (wp.has("hardware")) notes.add("hardware", wp["hardware"].path(), "per-worker hardware is not modelled; planned on the runner's GPU");
         }
       } else {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "recipe/inferencex_map.h"
+
 namespace agentperf::recipe {
 
 namespace {
@@ -113,6 +115,15 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
   const auto& e = *p.entry;
   if (!e.multinode()) {
     PointEngine pe{"", 1, e.tp, 1, engine_config_for(p, costs), std::nullopt, {}};
+    // A single-node entry with no generated command (an offload backend the
+    // generator does not write, e.g. vLLM with LMCache) still runs its
+    // framework's scheduler at its launcher's memory fraction, as the
+    // master config's note says, not SGLang's at 0.80.
+    if (p.command.empty()) {
+      if (runs_vllm_scheduler(r, p)) pe.config.scheduler = sim::SchedulerKind::vllm;
+      pe.config.mem_fraction_static =
+          launcher_memory_fraction(r.framework, r.model_prefix, r.sim_hardware_spec, e.tp, e.dp_attn, p.conc);
+    }
     if (e.dp_attn || e.pp > 1 || e.pcp > 1) {
       WorkerSpec w;
       w.num_worker = 1;
@@ -139,17 +150,21 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
     for (const char* role : {"prefill", "decode"}) {
       const WorkerSpec& w = std::string(role) == "prefill" ? *e.prefill : *e.decode;
       if (w.num_worker == 0) continue;
-      PointEngine pe{role, w.num_worker, w.gpus(), 1, engine_config_for(p, costs), std::nullopt, {}};
-      // No server command is generated for a multinode entry, so nothing
-      // says its memory fraction: a vLLM worker gets vLLM's default
+      // The pool's flags from its srt-slurm recipe, read as a launcher's
+      // command would be (srt_slurm_recipe.h). Without them nothing says
+      // its memory fraction: a vLLM worker gets vLLM's default
       // --gpu-memory-utilization, 0.9 (vllm/config/cache.py), instead of the
       // 0.80 taken for the others.
-      if (runs_vllm_scheduler(r, p)) {
+      ExpandedPoint pool = p;
+      pool.command = w.server_command;
+      PointEngine pe{role, w.num_worker, w.gpus(), 1, engine_config_for(pool, costs), std::nullopt, {}};
+      if (pool.command.empty() && runs_vllm_scheduler(r, p)) {
         pe.config.scheduler = sim::SchedulerKind::vllm;
-        if (p.command.empty()) pe.config.mem_fraction_static = 0.90;
+        pe.config.mem_fraction_static = 0.90;
       }
       if (std::string(role) == "decode") {  // InferenceX budgets DRAM offload for the prefill side only
-        pe.config.page_size = 1;
+        if (!command_flag_value(pool.command, "--page-size") && !command_flag_value(pool.command, "--block-size"))
+          pe.config.page_size = 1;
         pe.config.hicache = sim::HiCacheConfig{};
       }
       shape(pe, w, p.conc);

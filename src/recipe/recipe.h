@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/command_line.h"
+
 namespace agentperf::recipe {
 
 // One worker pool of a multinode entry (InferenceX's WorkerConfig).
@@ -18,7 +20,11 @@ struct WorkerSpec {
   int num_worker = 0;  // 0: none (an aggregated entry's decode side)
   int tp = 1, ep = 1, pp = 1, dcp = 1, pcp = 1;
   bool dp_attn = false;
-  std::vector<std::string> additional_settings;  // e.g. CONFIG_FILE=<srt-slurm recipe>; not read
+  std::vector<std::string> additional_settings;  // e.g. CONFIG_FILE=<srt-slurm recipe>
+  // The pool's engine flags from its CONFIG_FILE's srt-slurm recipe, as a
+  // server command line (srt_slurm_recipe.h); "" when the recipe was not
+  // found or gives none: the plan then takes the framework's defaults.
+  std::string server_command;
   int gpus() const { return tp * pp * pcp; }
 };
 
@@ -111,9 +117,7 @@ std::int64_t total_cpu_dram_gb(std::int64_t available_mib, double utilization, i
 // H per rank with 1 GB kept per rank: floor((total - tp) x 15 / tp / 31)
 std::int64_t hicache_size_per_rank_gb(std::int64_t total_gb, int tp);
 
-// The value after `flag` in a server command line ("--flag V" or
-// "--flag=V"), up to the next space; nullopt when the flag is absent (a
-// longer flag that starts with it does not count).
-std::optional<std::string> command_flag_value(const std::string& command, const std::string& flag);
+// common/command_line.h, for the recipe layer's readers of commands.
+using agentperf::command_flag_value;
 
 }  // namespace agentperf::recipe

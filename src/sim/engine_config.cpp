@@ -1,5 +1,8 @@
 #include "sim/engine_config.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "common/error.h"
 
 namespace agentperf::sim {
@@ -45,6 +48,22 @@ SchedulerKind parse_scheduler(const std::string& s) {
   if (s == "sglang") return SchedulerKind::sglang;
   if (s == "vllm") return SchedulerKind::vllm;
   throw UserError("--scheduler '" + s + "': expected sglang or vllm");
+}
+
+double sglang_default_mem_fraction_static(double gpu_memory_bytes, int tp, int chunked_prefill_size,
+                                          int cuda_graph_max_bs, int dp_attention_size, bool speculative) {
+  const double gpu_mib = gpu_memory_bytes / (1024.0 * 1024.0);
+  double reserved_mib = 512;
+  reserved_mib += std::max(chunked_prefill_size, 2048) * 1.5;
+  reserved_mib += cuda_graph_max_bs * 2.0;
+  reserved_mib += tp / 8.0 * 1024;
+  if (dp_attention_size > 1) {
+    reserved_mib += cuda_graph_max_bs * dp_attention_size * 3.0;
+    if (cuda_graph_max_bs > 300) reserved_mib += cuda_graph_max_bs * dp_attention_size * 1.5;
+  }
+  if (gpu_mib > 60 * 1024) reserved_mib = std::max(reserved_mib, 10.0 * 1024);
+  if (speculative) reserved_mib += 2 * 1024;
+  return std::round((gpu_mib - reserved_mib) / gpu_mib * 1000.0) / 1000.0;
 }
 
 }  // namespace agentperf::sim

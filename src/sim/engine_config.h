@@ -53,6 +53,20 @@ const char* kv_cache_dtype_choices() noexcept;
 // --dsa-decode-backend accept.
 const std::vector<std::string>& dsa_backend_names();
 
+// SGLang's --mem-fraction-static when a launch gives none (ServerArgs
+// `_handle_gpu_memory_settings`, python/sglang/srt/server_args.py in
+// github.com/sgl-project/sglang, releases 0.5.3-0.5.9): the fraction of the
+// GPU's memory (`gpu_memory_bytes`, what the driver reports as the card's
+// total) left after a reserve, in MiB, of 512 (attention metadata) + 1.5
+// per token of the chunked-prefill size (at least 2048 tokens: prefill
+// activations) + 2 per request of the CUDA-graph batch + TP/8 x 1024
+// (parallel buffers); with DP attention (dp_size > 1) 3 more per graph
+// request per DP rank, and 1.5 more above a graph batch of 300; at least
+// 10 GiB on cards over 60 GiB; then 2 GiB more for an EAGLE/MTP draft.
+// Rounded to three decimals, as SGLang does.
+double sglang_default_mem_fraction_static(double gpu_memory_bytes, int tp, int chunked_prefill_size,
+                                          int cuda_graph_max_bs, int dp_attention_size, bool speculative);
+
 struct EngineConfig {
   SchedulerKind scheduler = SchedulerKind::sglang;
   int max_num_batched_tokens = 8192;  // vllm: tokens per step, decode and prefill together

@@ -46,6 +46,17 @@ bool dsa_fp8_scaled_latent(const EngineConfig& cfg, const HardwareSpec& hw) {
 
 ModelSpec served_model(ModelSpec m, const EngineConfig& cfg, const HardwareSpec& hw) {
   if (cfg.kv_cache_dtype_bytes > 0) m.kv_dtype_bytes = cfg.kv_cache_dtype_bytes;
+  // vLLM on gfx942 finds no MX kernel for an MX checkpoint (its MXFP8 MoE
+  // oracle falls through to EMULATION, and the MX linear kernels require
+  // gfx95x) and, by default (VLLM_MXFP8_EMULATION_DEQUANT_AT_LOAD), turns
+  // the weights into BF16 once at load: model_executor/layers/quantization/
+  // modelopt.py and fused_moe/oracle/mxfp8.py in github.com/vllm-project/vllm,
+  // main of 2026-09. They are then that large in HBM and in every read.
+  if (m.weights_without_mx && cfg.scheduler == SchedulerKind::vllm && hw.platform == "rocm_gfx942") {
+    m.dense_weight_bytes = m.weights_without_mx->dense_weight_bytes;
+    if (m.moe) m.moe->routed_weight_bytes = m.weights_without_mx->routed_weight_bytes;
+    m.compute_dtype = m.weights_without_mx->compute_dtype;
+  }
   if (m.attention.sparse_mla()) m.attention.fp8_scaled_latent = dsa_fp8_scaled_latent(cfg, hw);
   return m;
 }

@@ -278,7 +278,7 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   f.reject_unknown_keys({"name", "served_model_name", "family", "notes", "layers_full_attention", "layers_linear_attention",
                          "hidden_size", "q_heads", "kv_heads", "head_dim", "kv_dtype_bytes", "linear_attention", "moe",
                          "mtp", "attention", "dense_weight_bytes", "other_weight_bytes", "dp_attention_replicated_bytes",
-                         "active_params", "compute_dtype",
+                         "active_params", "compute_dtype", "weights_without_mx",
                          "max_context", "prefill_layers", "prefill_tail_tokens"});
   const auto pos = JsonRange::positive();
   const auto dtype_bytes = JsonRange::between(1, 8);
@@ -304,6 +304,19 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
   m.active_params = quantity(f, "active_params", kMinWeightBytes, kMaxWeightBytes, "parameters");
   m.compute_dtype = f.string_or("compute_dtype", "bf16");
   if (!known_dtype(m.compute_dtype)) f.fail("compute_dtype", "must be one of bf16, fp8, fp4");
+  if (f.has("weights_without_mx")) {
+    const JsonReader w = f.object("weights_without_mx");
+    w.reject_unknown_keys({"dense_weight_bytes", "routed_weight_bytes", "compute_dtype", "notes"});
+    ModelSpec::WeightsWithoutMx x;
+    x.dense_weight_bytes = quantity(w, "dense_weight_bytes", kMinWeightBytes, kMaxWeightBytes, "bytes");
+    if (f.has("moe"))
+      x.routed_weight_bytes = quantity(w, "routed_weight_bytes", kMinWeightBytes, kMaxWeightBytes, "bytes");
+    else if (w.has("routed_weight_bytes"))
+      w.fail("routed_weight_bytes", "needs the spec's \"moe\" (a dense model has no routed experts)");
+    x.compute_dtype = w.string_or("compute_dtype", "bf16");
+    if (!known_dtype(x.compute_dtype)) w.fail("compute_dtype", "must be one of bf16, fp8, fp4");
+    m.weights_without_mx = x;
+  }
   m.max_context = f.integer("max_context", pos);
   m.prefill_layers =
       f.integer_or("prefill_layers", 0, JsonRange::between(1, std::max(1, m.layers_full + m.layers_linear)));

@@ -117,6 +117,18 @@ struct ModelSpec {
   double dp_attention_replicated_bytes = 0;
   double active_params = 0;
   std::string compute_dtype = "bf16";
+  // A checkpoint in an OCP MX format (MXFP8: e4m3 with an E8M0 scale per 32
+  // values) as vLLM holds it on a chip without MX support (ROCm gfx942:
+  // MI300X, MI325X): no native MX kernel runs there, so vLLM dequantizes
+  // the MX weights to BF16 once at load and runs BF16 GEMMs and a BF16
+  // Triton fused MoE (served_model() in memory_plan.h). The bytes of the
+  // dense and routed weights once so held, and the math dtype they then
+  // run. Absent: the checkpoint is not MX, or holds as it is everywhere.
+  struct WeightsWithoutMx {
+    double dense_weight_bytes = 0, routed_weight_bytes = 0;
+    std::string compute_dtype = "bf16";
+  };
+  std::optional<WeightsWithoutMx> weights_without_mx;
   int max_context = 0;
   // Layers a prompt token runs through, when the engine skips the rest for
   // all but each request's last `prefill_tail_tokens` prompt rows

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/command_line.h"
 #include "common/error.h"
 #include "common/json_reader.h"
 #include "metrics/record_metrics.h"
@@ -17,6 +20,19 @@
 
 namespace agentperf::sim {
 namespace {
+
+// The fraction a point's launch command (its `key` string) passes to
+// `flag`; absent when the command does not name the flag. No fraction in
+// (0, 1] after it is the data's error, named.
+std::optional<double> flag_fraction(const JsonReader& point, const char* key, const std::string& flag) {
+  const auto value = command_flag_value(point.string_or(key, ""), flag);
+  if (!value) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(value->c_str(), &end);
+  if (value->empty() || *end != '\0' || !(v > 0 && v <= 1))
+    point.fail(key, flag + " must be followed by a fraction in (0, 1], not '" + *value + "'");
+  return v;
+}
 
 }  // namespace
 
@@ -123,6 +139,7 @@ ValidationSet load_validation_set(const std::string& name_or_path) {
     v.gpu = p.string("gpu");
     v.tp = p.integer_or("tp", 1, JsonRange::between(1, 64));
     v.kv_dtype_bytes = p.integer_or("kv_dtype_bytes", 2, JsonRange::between(1, 4));
+    v.mem_fraction_static = flag_fraction(p, "flags", "--mem-fraction-static");
     if (p.has("speculative")) {
       const JsonReader sp = p.object("speculative");
       sp.reject_unknown_keys({"accept_length", "num_steps", "num_draft_tokens"});
@@ -271,22 +288,28 @@ double predict_point(const ValidationSet& set, const ValidationPoint& p, const E
     cfg.mem_fraction_static = 0.9;
     cfg.cuda_graph_max_bs = 512;
     cfg.page_size = 16;
-  } else if (p.engine == "sglang") {
-    // sglang.launch_server's defaults by GPU memory (ServerArgs'
-    // _handle_gpu_memory_settings, python/sglang/srt/server_args.py in
-    // github.com/sgl-project/sglang, late-2025 releases): below 160 GiB
-    // (H100, H200) chunked prefill 8k tokens and CUDA graphs up to batch 256
-    // at TP under 4, else 512; from 160 GiB (B200) 16k and 512. The engine
-    // config's own default (graphs to 64) is the recipes' --cuda-graph-max-bs.
-    const bool large = hw.hbm_bytes >= 160.0 * (1ull << 30);
-    cfg.chunked_prefill_size = large ? 16384 : 8192;
-    cfg.cuda_graph_max_bs = large || p.tp >= 4 ? 512 : 256;
   }
   if (p.spec_accept_length > 0) {
     cfg.spec.enabled = true;
     cfg.spec.num_steps = p.spec_num_steps;
     cfg.spec.num_draft_tokens = p.spec_num_draft_tokens;
     cfg.spec.accept_length = p.spec_accept_length;
+  }
+  if (p.engine == "sglang") {
+    // sglang.launch_server's defaults by GPU memory (ServerArgs'
+    // _handle_gpu_memory_settings, python/sglang/srt/server_args.py in
+    // github.com/sgl-project/sglang, late-2025 releases): below 160 GiB
+    // (H100, H200) chunked prefill 8k tokens and CUDA graphs up to batch 256
+    // at TP under 4, else 512; from 160 GiB (B200) 16k and 512. The engine
+    // config's own default (graphs to 64) is the recipes' --cuda-graph-max-bs.
+    // The memory fraction is the launch's own, else what SGLang derives
+    // from those (DP attention, which the step-level set does not model,
+    // is left out of it).
+    const bool large = hw.hbm_bytes >= 160.0 * (1ull << 30);
+    cfg.chunked_prefill_size = large ? 16384 : 8192;
+    cfg.cuda_graph_max_bs = large || p.tp >= 4 ? 512 : 256;
+    cfg.mem_fraction_static = p.mem_fraction_static.value_or(sglang_default_mem_fraction_static(
+        hw.hbm_usable_bytes, p.tp, cfg.chunked_prefill_size, cfg.cuda_graph_max_bs, 1, cfg.spec.enabled));
   }
   BenchmarkShape shape;
   shape.concurrency = p.concurrency;

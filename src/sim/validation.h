@@ -51,6 +51,9 @@ struct ValidationPoint {
   // prefills come in bursts that the real run never had.
   double input_tokens_stddev = 0, output_tokens_stddev = 0;
   int kv_dtype_bytes = 2;           // KV cache element size the engine ran with
+  // The --mem-fraction-static its launch command ("flags") passed; absent:
+  // SGLang's own default for the GPU and flags (sglang_default_mem_fraction_static).
+  std::optional<double> mem_fraction_static;
   // Speculative decoding the server ran (MTP/NEXTN): the source's printed
   // mean accept length (bonus token included); 0: none.
   double spec_accept_length = 0;

@@ -30,6 +30,7 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "common/error.h"
@@ -352,6 +353,76 @@ TEST(MasterConfig, TheTableMapsCheckpointsAndRunners) {
   EXPECT_EQ(g[0].exp_name, "glm5.2-fp4-gb200-dynamo-sglang-agentic-agg_p1x8_d0x8_mtp_conc1_kvdram-hicache");
 }
 
+// A multinode pool's engine flags come from the srt-slurm recipe its
+// CONFIG_FILE names, found under benchmarks/multi_node/srt-slurm-recipes of
+// the checkout the master config sits in (here the trimmed copies beside the
+// master-config copies, tests/data/inferencex/extract_srt_slurm_recipes.py).
+TEST(MasterConfig, AMultinodePoolTakesItsSrtSlurmRecipesFlags) {
+  // vLLM, aggregated: agg-gb300-tp4-mtp-agentic.yaml gives
+  // --gpu-memory-utilization 0.94, --block-size 256, --stream-interval 10.
+  const auto v = load_recipe(kNvidia + "#dsv4-fp4-gb300-dynamo-vllm-agentic-mtp-agg");
+  EXPECT_TRUE(has_note(v, "agentic.yaml: each worker pool's engine flags are read from its role in the srt-slurm recipe"));
+  const auto vp = expand(v);
+  const auto tp4 = std::find_if(vp.begin(), vp.end(), [](const ExpandedPoint& p) { return p.entry->tp == 4; });
+  ASSERT_NE(tp4, vp.end());
+  const auto ve = engines_for(v, *tp4, sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_EQ(ve.size(), 1u);
+  EXPECT_EQ(ve[0].config.scheduler, sim::SchedulerKind::vllm);
+  EXPECT_DOUBLE_EQ(ve[0].config.mem_fraction_static, 0.94);
+  EXPECT_EQ(ve[0].config.page_size, 256);
+  EXPECT_EQ(ve[0].config.stream_interval, 10);
+  EXPECT_EQ(ve[0].config.kv_cache_dtype_bytes, 1);
+
+  // SGLang, disaggregated: each role its own flags (the c64 recipe: prefill
+  // at 0.80 with 65,536-token chunks and 1,100 state slots, decode at 0.75
+  // with 4,096 and 1,024).
+  const auto s = load_recipe(kNvidia + "#qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg");
+  const auto sp = expand(s);
+  const auto c64 = std::find_if(sp.begin(), sp.end(), [](const ExpandedPoint& p) { return p.conc == 64; });
+  ASSERT_NE(c64, sp.end());
+  const auto se = engines_for(s, *c64, sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_EQ(se.size(), 2u);
+  EXPECT_EQ(se[0].role, "prefill");
+  EXPECT_EQ(se[0].config.scheduler, sim::SchedulerKind::sglang);
+  EXPECT_DOUBLE_EQ(se[0].config.mem_fraction_static, 0.80);
+  EXPECT_EQ(se[0].config.chunked_prefill_size, 65536);
+  EXPECT_EQ(se[0].config.max_mamba_cache_size, 1100);
+  EXPECT_EQ(se[1].role, "decode");
+  EXPECT_DOUBLE_EQ(se[1].config.mem_fraction_static, 0.75);
+  EXPECT_EQ(se[1].config.chunked_prefill_size, 4096);
+  EXPECT_EQ(se[1].config.max_mamba_cache_size, 1024);
+  EXPECT_EQ(se[1].config.page_size, 64);
+
+  // An override variant of a recipe (srt-slurm's zip_override) is named, not guessed.
+  const auto g = load_recipe(kNvidia + "#glm5.2-fp4-gb300-dynamo-sglang-agentic-disagg");
+  EXPECT_TRUE(has_note(g, "an override variant of a recipe (srt-slurm's zip_override), which is not resolved"));
+}
+
+TEST(MasterConfig, ABrokenSrtSlurmRecipeIsNamed) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("agentperf_srt_" + std::to_string(::getpid()));
+  fs::create_directories(root / "configs");
+  std::ifstream in(kNvidia);
+  std::stringstream master;
+  master << in.rdbuf();
+  std::ofstream(root / "configs/master.yaml") << master.str();
+  // The c64 recipe of the Qwen3.5 GB300 SGLang disagg entry replaced by one
+  // whose prefill KV dtype the engines do not have, then by one that is not
+  // YAML (the entry's other recipes are not in this checkout: noted).
+  const std::string dir = "benchmarks/multi_node/srt-slurm-recipes/sglang/qwen3.5/gb300-fp4/agentic/";
+  fs::create_directories(root / dir);
+  const std::string name = "disagg-gb300-1p1d-tp4-tp4-c64-mtp-hicache-session-jid2530029.yaml";
+  std::ofstream(root / (dir + name)) << "backend:\n  sglang_config:\n    prefill: {kv-cache-dtype: int3}\n";
+  const std::string file = (root / "configs/master.yaml").string();
+  auto e = error_of([&] { load_recipe(file + "#qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg"); });
+  EXPECT_NE(e.find(name + ": role 'prefill': --kv-cache-dtype 'int3'"), std::string::npos) << e;
+  std::ofstream(root / (dir + name)) << "backend: [\n";
+  e = error_of([&] { load_recipe(file + "#qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg"); });
+  EXPECT_NE(e.find(name + ":"), std::string::npos) << e;
+  EXPECT_NE(e.find("not valid YAML"), std::string::npos) << e;
+  fs::remove_all(root);
+}
+
 TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   const auto file = write_master_file("small.yaml", kSmall);
   const auto v = load_recipe(file + "#vllm-dep");
@@ -397,6 +468,21 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
       EXPECT_DOUBLE_EQ(eng.config.mem_fraction_static, 0.90) << eng.role;  // vLLM's default
     }
   }
+  {
+    // A single-node vLLM entry whose LMCache arm has no generated command
+    // still runs vLLM's scheduler at its launcher's --gpu-memory-utilization
+    // (minimaxm3_fp8_mi300x_mtp.sh: 0.90), on both arms.
+    const auto mm = load_recipe(kAmd + "#minimaxm3-fp8-mi300x-vllm-agentic-mtp");
+    const auto mp = expand(mm);
+    ASSERT_EQ(mp.size(), 6u);
+    for (const auto& point : {mp.front(), mp.back()}) {
+      EXPECT_TRUE(point.command.empty()) << point.exp_name;
+      const auto eng = engines_for(mm, point, sim::EngineCosts{}, nullptr, nullptr);
+      ASSERT_EQ(eng.size(), 1u);
+      EXPECT_EQ(eng[0].config.scheduler, sim::SchedulerKind::vllm) << point.exp_name;
+      EXPECT_DOUBLE_EQ(eng[0].config.mem_fraction_static, 0.90) << point.exp_name;
+    }
+  }
   // b200-dgxc at 0.5, TP4 x PP2 = 8 GPUs: floor(2,861,022 x 2^20 x 0.5 x 8/8 / 1e9) = 1,499 GB over 8 ranks.
   EXPECT_EQ(vp[6].total_cpu_dram_gb, 1499);
   EXPECT_NE(vp[6].command.find("\"cpu_bytes_to_use_per_rank\": 187375000000"), std::string::npos) << vp[6].command;
@@ -428,7 +514,11 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   EXPECT_TRUE(has_note(d, "dynamo-disagg.multinode: true: each worker pool"));
   EXPECT_TRUE(has_note(d, "dynamo-disagg.disagg: true: prefill and decode workers are planned as separate engines; --dry-run sends each prompt's KV between them (nixl) over the hardware spec's kv_transfer_bandwidth_one_way, without link contention"));
   EXPECT_TRUE(has_note(d, "search-space[0].prefill.dp-attn: true"));
-  EXPECT_TRUE(has_note(d, "search-space[0].prefill.additional-settings: CONFIG_FILE=recipes/x.yaml: the srt-slurm recipe is not read"));
+  // The master file sits in a temporary folder, not an InferenceX checkout:
+  // the recipe is not found, and the pool keeps its framework's defaults.
+  EXPECT_TRUE(has_note(d, "search-space[0].prefill.additional-settings: CONFIG_FILE=recipes/x.yaml: not under "
+                          "benchmarks/multi_node/srt-slurm-recipes"));
+  EXPECT_TRUE(d.agentic[0].search_space[0].prefill->server_command.empty());
   EXPECT_TRUE(has_note(d, "dynamo-disagg.framework: 'dynamo-sglang'"));
   EXPECT_TRUE(d.server_command.empty());
   EXPECT_NE(d.server_missing.find("a multinode entry"), std::string::npos);

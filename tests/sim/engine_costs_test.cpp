@@ -275,6 +275,66 @@ TEST(ValidationSet, BadPointsNameTheFieldAndPoint) {
   }
 }
 
+TEST(EngineConfig, SglangsDefaultMemoryFractionMatchesItsOwnLogs) {
+  // The fractions SGLang printed in its server_args when launched without
+  // --mem-fraction-static: its docs builds of February 2026 logged 0.835 on
+  // one H100 (81,559 MiB) and 0.907 on one H200 (143,771 MiB), chunked
+  // prefill 8192, CUDA graphs to batch 256.
+  const double mib = 1024.0 * 1024.0;
+  EXPECT_DOUBLE_EQ(sglang_default_mem_fraction_static(81559 * mib, 1, 8192, 256, 1, false), 0.835);
+  EXPECT_DOUBLE_EQ(sglang_default_mem_fraction_static(143771 * mib, 1, 8192, 256, 1, false), 0.907);
+  // By hand: H200 TP4, graphs to 512: 512 + 12,288 + 1,024 + 512 = 14,336
+  // MiB -> (143,771 - 14,336) / 143,771 = 0.9003.
+  EXPECT_DOUBLE_EQ(sglang_default_mem_fraction_static(143771 * mib, 4, 8192, 512, 1, false), 0.9);
+  // H100 TP8 with an EAGLE/MTP draft: 14,848 MiB (over the 10 GiB floor)
+  // + 2,048 -> (81,559 - 16,896) / 81,559 = 0.7928.
+  EXPECT_DOUBLE_EQ(sglang_default_mem_fraction_static(81559 * mib, 8, 8192, 512, 1, true), 0.793);
+  // The 10 GiB floor: a small reserve on a large card is raised to it.
+  // H200 TP1, 2,048-token chunks, graphs to 8: 512 + 3,072 + 16 + 128 =
+  // 3,728 < 10,240 -> (143,771 - 10,240) / 143,771 = 0.9288.
+  EXPECT_DOUBLE_EQ(sglang_default_mem_fraction_static(143771 * mib, 1, 2048, 8, 1, false), 0.929);
+  // DP attention over 8 ranks, graphs to 512: 14,848 + 512 x 8 x 3 + 512 x 8
+  // x 1.5 = 33,280 MiB -> (143,771 - 33,280) / 143,771 = 0.7685.
+  EXPECT_DOUBLE_EQ(sglang_default_mem_fraction_static(143771 * mib, 8, 8192, 512, 8, false), 0.769);
+}
+
+TEST(ValidationSet, APointsLaunchFractionElseSglangsDefaultSizesItsPools) {
+  // Qwen3-32B in BF16 on one H100 (~61 GiB of weights): the KV pool is what
+  // the fraction leaves, so a throughput run of 500 requests is bound by it.
+  const auto point = [](const std::string& flags) {
+    return std::string(R"({"id":"p)") + std::to_string(flags.size()) + R"(","split":"fit","kind":"throughput",
+      "engine":"sglang","model":"qwen3-32b","gpu":"h100","kv_dtype_bytes":2,"flags":")" + flags + R"(",
+      "load":{"concurrency":500,"input_tokens":2000,"output_tokens":200,"num_prompts":500},
+      "metric":"total_tokens_per_s","value":1000,"source":"https://x"})";
+  };
+  const auto f = write_temp("fractions.json", "{\"points\":[" + point("sglang serve --mem-fraction-static 0.80") + "," +
+                                                  point("sglang serve") + "," +
+                                                  point("sglang serve --mem-fraction-static=0.9") + "]}");
+  const auto set = load_validation_set(f);
+  ASSERT_EQ(set.points.size(), 3u);
+  EXPECT_EQ(set.points[0].mem_fraction_static, 0.80);
+  EXPECT_FALSE(set.points[1].mem_fraction_static.has_value());
+  EXPECT_EQ(set.points[2].mem_fraction_static, 0.9);
+  // No flag: SGLang's H100 TP1 default, 0.835, a larger pool than 0.80's
+  // and a smaller one than 0.90's, so the throughput falls between.
+  const EngineCosts costs;
+  const ValidationUnknowns none;
+  const double at_080 = predict_point(set, set.points[0], costs, none);
+  const double at_default = predict_point(set, set.points[1], costs, none);
+  const double at_090 = predict_point(set, set.points[2], costs, none);
+  EXPECT_GT(at_default, at_080 * 1.05);
+  EXPECT_GT(at_090, at_default * 1.05);
+
+  const auto bad = write_temp("bad-fraction.json", "{\"points\":[" + point("sglang serve --mem-fraction-static 1.5") + "]}");
+  try {
+    load_validation_set(bad);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("flags"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--mem-fraction-static"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CostFit, RecoversKnownCoefficientsFromExactTargets) {
   // Targets from a known linear model of the fitted names: y = step + B x request.
   EngineCosts truth;

@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "sim/published_pools.h"
+#include "sim/step_time.h"
 
 using namespace agentperf;
 using namespace agentperf::sim;
@@ -293,6 +294,37 @@ TEST(MemoryPlan, KvCacheDtypeSizesThePool) {
   } catch (const agentperf::UserError& e) {
     EXPECT_NE(std::string(e.what()).find("--kv-cache-dtype 'int4': expected auto"), std::string::npos) << e.what();
   }
+}
+
+// vLLM on gfx942 has no MX kernel and holds an MXFP8 checkpoint in BF16
+// (memory_plan.cpp served_model). MiniMax-M3 by hand from its config: 57
+// MoE layers x 128 experts x 3 x 6144 x 3072 = 413.12e9 routed params,
+// 2 B each = 826.24e9 B; 10.593e9 other linear params x 2 B + the BF16
+// embedding and head 4.916e9 B = 26.102e9 B. At TP8: 106.54e9 B a rank.
+TEST(MemoryPlan, VllmOnGfx942HoldsAnMxfp8CheckpointInBf16) {
+  const auto m = load_model_spec("minimax-m3-fp8");
+  EngineConfig vllm;
+  vllm.scheduler = SchedulerKind::vllm;
+  vllm.tp = 8;
+  vllm.mem_fraction_static = 0.9;
+  const auto mi300x = served_model(m, vllm, load_hardware_spec("mi300x"));
+  EXPECT_DOUBLE_EQ(mi300x.moe->routed_weight_bytes, 413.12e9 * 2);
+  EXPECT_DOUBLE_EQ(mi300x.dense_weight_bytes, 10.593e9 * 2 + 4.916e9);
+  EXPECT_EQ(mi300x.compute_dtype, "bf16");
+  EXPECT_NEAR(plan_memory(m, load_hardware_spec("mi300x"), vllm).weights_bytes_rank,
+              (413.12e9 * 2 + 10.593e9 * 2 + 4.916e9) / 8, 1e6);
+  // MI355X (gfx950) runs MX natively, and SGLang's path is not this one: the
+  // checkpoint's own bytes (1.03125 B a parameter) and FP8 math.
+  const auto mi355x = served_model(m, vllm, load_hardware_spec("mi355x"));
+  EXPECT_DOUBLE_EQ(mi355x.moe->routed_weight_bytes, m.moe->routed_weight_bytes);
+  EXPECT_EQ(mi355x.compute_dtype, "fp8");
+  EngineConfig sglang = vllm;
+  sglang.scheduler = SchedulerKind::sglang;
+  EXPECT_DOUBLE_EQ(served_model(m, sglang, load_hardware_spec("mi300x")).dense_weight_bytes, m.dense_weight_bytes);
+  // Twice the bytes in every decode read: a decode step on MI300X is slower.
+  const auto hw = load_hardware_spec("mi300x");
+  StepTimeModel as_bf16(mi300x, hw, vllm), as_mx(m, hw, vllm);
+  EXPECT_GT(as_bf16.decode_round(8, 8 * 100000.0).total_s, 1.3 * as_mx.decode_round(8, 8 * 100000.0).total_s);
 }
 
 // SGLang's DSA pool (model_runner_kv_cache_mixin.py calculate_mla_kv_cache_dim):

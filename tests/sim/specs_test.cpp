@@ -348,6 +348,22 @@ TEST(ModelSpec, SharedCacheAndPrefillLayerFieldsAreChecked) {
   EXPECT_NE(e.find("field 'prefill_tail_tokens'"), std::string::npos) << e;
 }
 
+TEST(ModelSpec, WeightsWithoutMxAreChecked) {
+  auto e = error_of([](const std::string& p) { load_model_spec(p); },
+                    edited(builtin_model_json(), "minimax-m3-fp8", "no_routed",
+                           [](json& j) { j["weights_without_mx"].erase("routed_weight_bytes"); }));
+  EXPECT_NE(e.find("field 'weights_without_mx.routed_weight_bytes'"), std::string::npos) << e;
+  e = error_of([](const std::string& p) { load_model_spec(p); },
+               edited(builtin_model_json(), "minimax-m3-fp8", "bad_dtype",
+                      [](json& j) { j["weights_without_mx"]["compute_dtype"] = "int4"; }));
+  EXPECT_NE(e.find("field 'weights_without_mx.compute_dtype'"), std::string::npos) << e;
+  e = error_of([](const std::string& p) { load_model_spec(p); },
+               edited(builtin_model_json(), "qwen3-8b", "dense_routed", [](json& j) {
+                 j["weights_without_mx"] = {{"dense_weight_bytes", 16e9}, {"routed_weight_bytes", 1e9}};
+               }));
+  EXPECT_NE(e.find("field 'weights_without_mx.routed_weight_bytes'"), std::string::npos) << e;
+}
+
 // Kimi-K3 (config.json text_config: 24 MLA layers with kv_lora_rank 512 +
 // qk_rope_head_dim 64, 69 KDA layers of 96 heads x 128, short conv 4): MLA
 // latent on every rank plus a KDA state per request, as GDN's in Qwen3.5.

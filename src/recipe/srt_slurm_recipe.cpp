@@ -1,0 +1,90 @@
+#include "recipe/srt_slurm_recipe.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+
+#include "common/error.h"
+
+namespace agentperf::recipe {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> find_srt_slurm_recipe(const std::string& master_file, const std::string& config_file) {
+  const std::string prefix = "recipes/";
+  const std::string rest = config_file.rfind(prefix, 0) == 0 ? config_file.substr(prefix.size()) : config_file;
+  std::error_code ec;
+  fs::path dir = fs::absolute(fs::path(master_file), ec).parent_path();
+  while (!dir.empty()) {
+    const fs::path candidate = dir / "benchmarks" / "multi_node" / "srt-slurm-recipes" / rest;
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    if (dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// A flag's value on one command-line token: JSON values lose their spaces
+// (the plan reads none of them, and a space would end the token).
+std::string token(std::string v) {
+  std::string out;
+  for (char c : v)
+    if (c != ' ' && c != '\n' && c != '\t') out += c;
+  return out;
+}
+
+}  // namespace
+
+SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, const std::string& model) {
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw UserError("cannot read srt-slurm recipe '" + path + "'");
+  } catch (const YAML::ParserException& e) {
+    throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  const YAML::Node backend = doc["backend"];
+  if (!backend) return {"", "the recipe has no backend section"};
+  if (!backend.IsMap()) throw UserError(path + ": field 'backend': expected a mapping of the engine's settings");
+  std::string launcher;
+  YAML::Node config;
+  if (backend["sglang_config"]) {
+    launcher = "python3 -m sglang.launch_server --model-path " + model;
+    config = backend["sglang_config"];
+  } else if (backend["vllm_config"]) {
+    launcher = "vllm serve " + model;
+    config = backend["vllm_config"];
+  } else if (backend["trtllm_config"]) {
+    return {"", "a TensorRT-LLM recipe (trtllm_config), whose engine settings are not read"};
+  } else {
+    return {"", "the recipe's backend has no sglang_config or vllm_config"};
+  }
+  if (!config.IsMap()) throw UserError(path + ": the backend's engine config: expected a mapping of roles");
+  const YAML::Node flags = config[role];
+  if (!flags) return {"", "the recipe's engine config has no '" + role + "' role"};
+  if (!flags.IsMap())
+    throw UserError(path + ": the backend's '" + role + "' role: expected a mapping of flag names to values");
+  std::string command = launcher;
+  for (const auto& kv : flags) {
+    const std::string name = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    if (v.IsScalar()) {
+      const std::string s = v.as<std::string>();
+      if (s == "true") {
+        command += " --" + name;
+      } else if (s != "false" && !s.empty()) {
+        command += " --" + name + " " + token(s);
+      }
+    } else if (v.IsSequence()) {  // e.g. --cuda-graph-bs 1 2 4, as the engines' argument parsers take it
+      command += " --" + name;
+      for (const auto& item : v)
+        if (item.IsScalar()) command += " " + token(item.as<std::string>());
+    }
+  }
+  return {command, ""};
+}
+
+}  // namespace agentperf::recipe
