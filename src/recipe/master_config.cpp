@@ -130,25 +130,28 @@ void read_pool_flags(WorkerSpec& w, const std::string& config_file, const std::s
                      const std::string& model, const std::string& master_file, const std::string& path, Notes& notes,
                      bool first_pool) {
   if (config_file.find(':') != std::string::npos) {
-    if (first_pool) notes.add("srt-slurm recipe variant", path,
-              "CONFIG_FILE=" + config_file +
-                  ": an override variant of a recipe (srt-slurm's zip_override), which is not resolved; the pool is "
-                  "planned at its framework's defaults");
+    if (first_pool)
+      notes.add("srt-slurm recipe variant", path,
+                "CONFIG_FILE=" + config_file +
+                    ": an override variant of a recipe (srt-slurm's zip_override), which is not resolved; the pool "
+                    "is planned at its framework's defaults");
     return;
   }
   const auto recipe = find_srt_slurm_recipe(master_file, config_file);
   if (!recipe) {
-    if (first_pool) notes.add("srt-slurm recipe not found", path,
-              "CONFIG_FILE=" + config_file +
-                  ": not under benchmarks/multi_node/srt-slurm-recipes beside the master config or above it; the "
-                  "pool is planned at its framework's defaults");
+    if (first_pool)
+      notes.add("srt-slurm recipe not found", path,
+                "CONFIG_FILE=" + config_file +
+                    ": not under benchmarks/multi_node/srt-slurm-recipes beside the master config or above it; the "
+                    "pool is planned at its framework's defaults");
     return;
   }
   const std::string recipe_role = aggregated ? "aggregated" : role;
   const auto flags = srt_slurm_role(*recipe, recipe_role, model);
   if (flags.command.empty()) {
     notes.add("srt-slurm recipe not read", path,
-              *recipe + ": role '" + recipe_role + "': " + flags.why_not + "; the pool is planned at its framework's defaults");
+              *recipe + ": role '" + recipe_role + "': " + flags.why_not +
+                  "; the pool is planned at its framework's defaults");
     return;
   }
   if (const auto dtype = command_flag_value(flags.command, "--kv-cache-dtype")) {
@@ -159,10 +162,12 @@ void read_pool_flags(WorkerSpec& w, const std::string& config_file, const std::s
     }
   }
   w.server_command = flags.command;
-  if (first_pool) notes.add("srt-slurm recipe", path,
-            "CONFIG_FILE=" + config_file +
-                ": each worker pool's engine flags are read from its role in the srt-slurm recipe (memory fraction, KV "
-                "dtype, prefill chunking, block or page size, stream interval, state slots and the scheduling flags)");
+  if (first_pool)
+    notes.add("srt-slurm recipe", path,
+              "CONFIG_FILE=" + config_file +
+                  ": each worker pool's engine flags are read from its role in the srt-slurm recipe (memory fraction, "
+                  "KV dtype, prefill chunking, block or page size, stream interval, state slots and the scheduling "
+                  "flags)");
 }
 
 std::string component(const Node& c) {  // {name, version}
