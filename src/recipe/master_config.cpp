@@ -207,13 +207,7 @@ struct MasterConfig::Impl {
 MasterConfig::MasterConfig(const std::string& path) {
   auto impl = std::make_shared<Impl>();
   impl->path = path;
-  try {
-    impl->doc = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UserError("cannot read master config '" + path + "'");
-  } catch (const YAML::ParserException& e) {
-    throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  impl->doc = detail::load_yaml_file(path, "master config");
   if (!detail::looks_like_master_config(impl->doc))
     throw UserError(path + ": not an InferenceX master config (expected a mapping of entry keys to entries with "
                            "'scenarios'; a recipe is read without #KEY)");
@@ -386,8 +380,9 @@ Recipe MasterConfig::entry(const std::string& key) const {
         e.pp = serving.pp;
         e.dp_attn = serving.dp_attn;
         e.kv_offloading = en.get<std::string>("kv-offloading", "none or dram", std::string("none"));
-        const std::string config_file =
-            !config_file_of(*e.prefill).empty() ? config_file_of(*e.prefill) : config_file_of(*e.decode);
+        // The row's recipe, named on the prefill worker or else the decode one.
+        const bool on_prefill = !config_file_of(*e.prefill).empty();
+        const std::string config_file = config_file_of(on_prefill ? *e.prefill : *e.decode);
         bool recipe_noted = false;  // one note a row, not one a pool
         for (const char* role : {"prefill", "decode"}) {
           WorkerSpec& w = std::string(role) == "prefill" ? *e.prefill : *e.decode;
@@ -406,8 +401,7 @@ Recipe MasterConfig::entry(const std::string& key) const {
                       "server runs tp-size tp x pcp with attention context-parallel)");
           if (!config_file.empty()) {
             read_pool_flags(w, config_file, role, e.decode->num_worker == 0, r.model, file,
-                            en[!config_file_of(*e.prefill).empty() ? "prefill" : "decode"]["additional-settings"].path(),
-                            notes, !recipe_noted);
+                            en[on_prefill ? "prefill" : "decode"]["additional-settings"].path(), notes, !recipe_noted);
             recipe_noted = true;
           }
           if (wp.has("hardware")) notes.add("hardware", wp["hardware"].path(), "per-worker hardware is not modelled; planned on the runner's GPU");

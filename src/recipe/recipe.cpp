@@ -86,14 +86,7 @@ std::vector<int> conc_range(int start, int end) {
 
 Recipe load_recipe(const std::string& path) {
   if (auto ref = parse_master_ref(path)) return load_master_entry(ref->file, ref->key);
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UserError("cannot read recipe '" + path + "'");
-  } catch (const YAML::ParserException& e) {
-    throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  const YAML::Node doc = detail::load_yaml_file(path, "recipe");
   if (detail::looks_like_master_config(doc))
     throw UserError(path + ": an InferenceX master config, not a recipe: name one of its entries as " + path +
                     "#KEY (`agentperf recipe list " + path + "` lists those with an agentic-coding scenario)");
@@ -349,6 +342,5 @@ std::vector<ExpandedPoint> expand(const Recipe& r) {
   }
   return out;
 }
-
 
 }  // namespace agentperf::recipe

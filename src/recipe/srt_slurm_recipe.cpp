@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "recipe/yaml_node.h"
 
 namespace agentperf::recipe {
 
@@ -38,14 +39,7 @@ std::string token(std::string v) {
 }  // namespace
 
 SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, const std::string& model) {
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw UserError("cannot read srt-slurm recipe '" + path + "'");
-  } catch (const YAML::ParserException& e) {
-    throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  const YAML::Node doc = detail::load_yaml_file(path, "srt-slurm recipe");
   const YAML::Node backend = doc["backend"];
   if (!backend) return {"", "the recipe has no backend section"};
   if (!backend.IsMap()) throw UserError(path + ": field 'backend': expected a mapping of the engine's settings");

@@ -79,6 +79,18 @@ class Node {
 }  // namespace agentperf::recipe::detail
 
 namespace agentperf::recipe::detail {
+// The YAML document at `path`; a file that cannot be read or parsed is a
+// UserError naming it (as "cannot read <what> 'path'", or with the line).
+inline YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
+  try {
+    return YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw UserError("cannot read " + what + " '" + path + "'");
+  } catch (const YAML::ParserException& e) {
+    throw UserError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+}
+
 // A document whose top level maps entry keys to entries with `scenarios`
 // (an InferenceX master config) rather than a recipe (master_config.cpp).
 bool looks_like_master_config(const YAML::Node& doc);
