@@ -2,14 +2,12 @@
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <variant>
 
 #include "common/asio_aliases.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "net/http_response_reader.h"
 #include "net/openai_response.h"
 #include "net/socket_freshness.h"
 #include "net/sse_parser.h"
@@ -70,33 +68,89 @@ bool is_event_stream(std::string_view content_type) {
 }
 }  // namespace
 
-using PlainStream = beast::tcp_stream;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+using TlsStream = asio::ssl::stream<tcp::socket>;
 
+// One pooled connection: its socket (under TLS or not), its read buffer and
+// its watchdog.
+//
+// The watchdog is one timer per connection, not one per read: an exchange
+// sets `deadline` and the timer, when it fires, either cancels the socket's
+// operations (the deadline has passed: timed_out) or re-arms itself for the
+// deadline now set. Request deadlines only move later, so a request re-arms
+// nothing (only a deadline earlier than the armed one does) and the timer
+// fires about once per request timeout, where Beast's tcp_stream armed and
+// cancelled a timer around every read and write.
 struct Connection {
-  std::variant<PlainStream, TlsStream> stream;
-  beast::flat_buffer buffer;
+  std::variant<tcp::socket, TlsStream> stream;
+  asio::steady_timer watchdog;
+  // Read by the watchdog's handler, which may run after the connection is
+  // gone (a completed wait already queued when the timer is destroyed).
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool watchdog_armed = false;
+  std::chrono::steady_clock::time_point armed_until;
+  std::uint64_t arm_generation = 0;
+  bool timed_out = false;
+  // One read buffer for the connection's life: a read takes whatever the
+  // kernel holds (up to 64 KiB) in one recvmsg; body bytes are parsed in
+  // place from it.
+  std::unique_ptr<char[]> buffer{new char[kReadChunk]};
   std::int64_t last_used_ns = 0;
   std::uint64_t served = 0;
 
-  // Beast sizes each read by the buffer's free capacity (at least 512
-  // bytes), so an empty buffer reads a 1.3 kB streamed answer in three
-  // recvmsg calls; with a read chunk reserved up front one call takes what
-  // the kernel holds. Syscalls are the client's main cost per request.
-  explicit Connection(asio::io_context& io) : stream(std::in_place_index<0>, io) { buffer.reserve(kReadChunk); }
-  Connection(asio::io_context& io, asio::ssl::context& ctx) : stream(std::in_place_index<1>, io, ctx) {
-    buffer.reserve(kReadChunk);
+  explicit Connection(asio::io_context& io) : stream(std::in_place_index<0>, io), watchdog(io) {}
+  Connection(asio::io_context& io, asio::ssl::context& ctx) : stream(std::in_place_index<1>, io, ctx), watchdog(io) {}
+  ~Connection() { *alive = false; }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  tcp::socket& socket() {
+    if (auto* p = std::get_if<0>(&stream)) return *p;
+    return std::get<1>(stream).next_layer();
   }
 
-  beast::tcp_stream& tcp() {
-    if (auto* p = std::get_if<0>(&stream)) return *p;
-    return beast::get_lowest_layer(std::get<1>(stream));
+  // Operations from now on end by `until`: past it, they are cancelled and
+  // timed_out is set.
+  void watch(std::chrono::steady_clock::time_point until) {
+    deadline = until;
+    timed_out = false;
+    // Armed for later than this (a connect's deadline before a shorter
+    // request timeout): arm again, earlier.
+    if (!watchdog_armed || armed_until > until) arm();
+  }
+  void unwatch() { deadline = std::chrono::steady_clock::time_point::max(); }
+  // An armed watchdog is pending work that keeps the event loop running:
+  // the pool disarms its idle connections once nothing is in flight.
+  void disarm() {
+    if (!watchdog_armed) return;
+    watchdog_armed = false;
+    ++arm_generation;  // the cancelled wait's handler, when it runs, is stale
+    watchdog.cancel();
+  }
+
+  void arm() {
+    watchdog_armed = true;
+    armed_until = deadline;
+    const std::uint64_t generation = ++arm_generation;  // a wait this replaces is stale
+    watchdog.expires_at(deadline);
+    watchdog.async_wait([this, alive = alive, generation](const boost::system::error_code& ec) {
+      if (!*alive || generation != arm_generation) return;
+      watchdog_armed = false;
+      if (ec || deadline == std::chrono::steady_clock::time_point::max()) return;  // idle: armed again on use
+      if (std::chrono::steady_clock::now() >= deadline) {
+        timed_out = true;
+        boost::system::error_code ignored;
+        socket().cancel(ignored);
+        return;
+      }
+      arm();
+    });
   }
 
   void close() {
-    beast::error_code ec;
-    tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
-    tcp().socket().close(ec);
+    boost::system::error_code ec;
+    socket().shutdown(tcp::socket::shutdown_both, ec);
+    socket().close(ec);
   }
 };
 
@@ -105,7 +159,10 @@ void InFlight::cancel(std::string reason) {
   cancelled = true;
   cancel_ns = monotonic_ns();
   cancel_reason = std::move(reason);
-  if (conn) conn->tcp().cancel();
+  if (conn) {
+    boost::system::error_code ignored;
+    conn->socket().cancel(ignored);
+  }
 }
 
 HttpClient::HttpClient(asio::io_context& io, Url target, ClientOptions opts)
@@ -127,7 +184,7 @@ HttpClient::~HttpClient() {
 
 void HttpClient::resolve() {
   tcp::resolver resolver(io_);
-  beast::error_code ec;
+  boost::system::error_code ec;
   endpoints_ = resolver.resolve(target_.host, std::to_string(target_.port), ec);
   if (ec || endpoints_.empty())
     throw UserError("cannot resolve host '" + target_.host + "' of " + target_.origin() + ": " +
@@ -149,10 +206,10 @@ std::string HttpClient::serialize_head(const HttpRequest& req) const {
   // Host and Content-Length stay ours: they describe the bytes we send.
   bool has_ct = false, has_accept = false, has_connection = false;
   for (const auto& [k, v] : req.headers) {
-    if (beast::iequals(k, "host") || beast::iequals(k, "content-length")) continue;
-    if (beast::iequals(k, "content-type")) has_ct = true;
-    if (beast::iequals(k, "accept")) has_accept = true;
-    if (beast::iequals(k, "connection")) has_connection = true;
+    if (ascii_iequals(k, "host") || ascii_iequals(k, "content-length")) continue;
+    if (ascii_iequals(k, "content-type")) has_ct = true;
+    if (ascii_iequals(k, "accept")) has_accept = true;
+    if (ascii_iequals(k, "connection")) has_connection = true;
     head += k;
     head += ": ";
     head += v;
@@ -177,7 +234,7 @@ asio::awaitable<std::unique_ptr<Connection>> HttpClient::acquire(ErrorInfo& err)
   while (!idle_.empty()) {
     auto conn = std::move(idle_.back());
     idle_.pop_back();
-    auto& sock = conn->tcp().socket();
+    auto& sock = conn->socket();
     if (!pooled_socket_usable(sock.is_open() ? sock.native_handle() : -1, now - conn->last_used_ns, limit_ns)) {
       ++stats_.stale_dropped;
       conn->close();
@@ -191,46 +248,45 @@ asio::awaitable<std::unique_ptr<Connection>> HttpClient::acquire(ErrorInfo& err)
 
 asio::awaitable<std::unique_ptr<Connection>> HttpClient::connect_new(ErrorInfo& err) {
   if (endpoints_.empty()) resolve();
-  beast::error_code last;
+  std::string last;
   const int attempts = std::max(1, opts_.connect_attempts);
+  const std::string timed_out = "timed out after " + std::to_string(opts_.connect_timeout.count()) + " ms";
   for (int attempt = 0; attempt < attempts; ++attempt) {
     if (attempt > 0) {
       asio::steady_timer backoff(io_, std::chrono::milliseconds(50 << std::min(attempt - 1, 6)));
       co_await backoff.async_wait(nothrow);
     }
     auto conn = tls_ctx_ ? std::make_unique<Connection>(io_, *tls_ctx_) : std::make_unique<Connection>(io_);
-    auto& tcp_stream = conn->tcp();
-    tcp_stream.expires_after(opts_.connect_timeout);
-    auto [ec, ep] = co_await tcp_stream.async_connect(endpoints_, nothrow);
+    // The connect and the TLS handshake share one deadline.
+    conn->watch(std::chrono::steady_clock::now() + opts_.connect_timeout);
+    auto [ec, ep] = co_await asio::async_connect(conn->socket(), endpoints_, nothrow);
     if (ec) {
-      last = ec;
+      last = conn->timed_out ? timed_out : ec.message();
       ++stats_.connect_failures;
       continue;
     }
-    beast::error_code ignored;
-    tcp_stream.socket().set_option(tcp::no_delay(true), ignored);
+    boost::system::error_code ignored;
+    conn->socket().set_option(tcp::no_delay(true), ignored);
     if (auto* tls = std::get_if<1>(&conn->stream)) {
       if (!SSL_set_tlsext_host_name(tls->native_handle(), target_.host.c_str())) {
-        last = beast::error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category());
+        last = boost::system::error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category()).message();
         continue;
       }
       auto [hec] = co_await tls->async_handshake(asio::ssl::stream_base::client, nothrow);
       if (hec) {
         // A failed handshake is not retried: it is a configuration problem.
         err = ErrorInfo{std::nullopt, "TLSError",
-                        "TLS handshake with " + target_.origin() + " failed: " + hec.message()};
+                        "TLS handshake with " + target_.origin() + " failed: " + (conn->timed_out ? timed_out : hec.message())};
         co_return nullptr;
       }
     }
+    conn->unwatch();
     ++stats_.connects;
     co_return conn;
   }
   err = ErrorInfo{std::nullopt, "ConnectionError",
-                  "cannot connect to " + target_.origin() + ": " +
-                      (last == beast::error::timeout ? std::string("timed out after ") +
-                                                           std::to_string(opts_.connect_timeout.count()) + " ms"
-                                                     : last.message()) +
-                      " (" + std::to_string(attempts) + " attempt" + (attempts == 1 ? "" : "s") + ")"};
+                  "cannot connect to " + target_.origin() + ": " + last + " (" + std::to_string(attempts) + " attempt" +
+                      (attempts == 1 ? "" : "s") + ")"};
   co_return nullptr;
 }
 
@@ -251,27 +307,16 @@ struct ExchangeResult {
   bool failed_before_response = false;
 };
 
-std::string describe_read_error(const beast::error_code& ec, bool got_header, std::size_t body_bytes,
-                                int events) {
-  if (!got_header) {
-    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset)
-      return "server closed the connection without sending a response (" + ec.message() + ")";
-    return "invalid HTTP response: " + ec.message();
-  }
-  return "response stream truncated after " + std::to_string(body_bytes) + " body bytes and " +
-         std::to_string(events) + " SSE events: " + ec.message();
+bool is_closed_by_peer(const boost::system::error_code& ec) {
+  return ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::ssl::error::stream_truncated;
 }
-
-bool is_protocol_error(const beast::error_code& ec) { return ec.category() == http::make_error_code(http::error::bad_version).category() && ec != http::error::end_of_stream && ec != http::error::partial_message; }
 
 template <class Stream>
 asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const std::string& head,
                                          const HttpRequest& req, RequestRecord& rec, InFlight* inflight,
                                          const ClientOptions& opts, std::string* body_out) {
   ExchangeResult result;
-  auto& tcp_stream = conn.tcp();
-  const auto deadline = std::chrono::steady_clock::now() + opts.request_timeout;
-
   std::vector<asio::const_buffer> buffers;
   buffers.reserve(1 + req.body.size());
   buffers.emplace_back(asio::buffer(head));
@@ -285,124 +330,127 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
     }
     if (!rec.error) rec.error = std::move(e);
     rec.end_ns = monotonic_ns();
+    conn.unwatch();
   };
+  auto timeout_ms = [&opts] { return std::to_string(opts.request_timeout.count()) + " ms"; };
 
   rec.start_ns = monotonic_ns();
   rec.start_wall_ns = wall_ns();
-  tcp_stream.expires_at(deadline);
+  // monotonic_ns() reads steady_clock (common/clock.cpp): no second clock read.
+  conn.watch(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(rec.start_ns)) + opts.request_timeout);
   auto [wec, written] = co_await asio::async_write(stream, buffers, nothrow);
   if (wec) {
-    result.failed_before_response = wec != beast::error::timeout;
-    fail(ErrorInfo{std::nullopt, wec == beast::error::timeout ? "RequestTimeout" : "ConnectionError",
+    result.failed_before_response = !conn.timed_out;
+    fail(ErrorInfo{std::nullopt, conn.timed_out ? "RequestTimeout" : "ConnectionError",
                    "failed to send the request (" + std::to_string(written) + " of " +
-                       std::to_string(head.size() + req.body_size()) + " bytes written): " + wec.message()});
+                       std::to_string(head.size() + req.body_size()) + " bytes written): " +
+                       (conn.timed_out ? "timed out after " + timeout_ms() : wec.message())});
     co_return result;
   }
 
-  http::response_parser<http::buffer_body> parser;
-  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-  auto& buffer = conn.buffer;
-  tcp_stream.expires_at(deadline);
-  auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, nothrow);
-  if (inflight && inflight->cancelled) {
-    fail(ErrorInfo{});
-    co_return result;
-  }
-  if (hec) {
-    result.failed_before_response =
-        buffer.size() == 0 && (hec == http::error::end_of_stream || hec == asio::error::eof ||
-                               hec == asio::error::connection_reset || hec == asio::error::broken_pipe);
-    fail(ErrorInfo{std::nullopt,
-                   hec == beast::error::timeout ? "RequestTimeout"
-                   : is_protocol_error(hec)     ? "ProtocolError"
-                                                : "ConnectionError",
-                   hec == beast::error::timeout ? "no response headers within " +
-                                                      std::to_string(opts.request_timeout.count()) + " ms"
-                                                : describe_read_error(hec, false, 0, 0)});
-    co_return result;
-  }
-  rec.ack_ns = monotonic_ns();
-  const auto& res = parser.get();
-  rec.http_status = static_cast<int>(res.result_int());
-  const bool success = rec.http_status >= 200 && rec.http_status < 300;
-  // A compressed body (a proxy honouring a user's -H 'Accept-Encoding: gzip')
-  // cannot be parsed as events or JSON: say so, rather than report a
-  // truncated stream with 0 events.
-  if (const auto enc = res[http::field::content_encoding]; !enc.empty() && !beast::iequals(enc, "identity")) {
-    fail(ErrorInfo{rec.http_status, "CompressedResponse",
-                   "the response is compressed (Content-Encoding: " + std::string(enc) +
-                       "); agentperf reads uncompressed responses: drop the Accept-Encoding header"});
-    result.reusable = false;
-    co_return result;
-  }
-  const bool sse = success && is_event_stream(res[http::field::content_type]) && !body_out;
-  rec.streamed = sse;
-
+  HttpResponseReader reader;
   OpenAIResponseParser oai(rec);
   SseParser sse_parser;
+  bool sse = false, success = false;
   std::string body;  // non-SSE body (JSON answer or error text)
-  std::size_t body_bytes = 0;
+  std::size_t body_cap = 0;
   int events = 0;
-  const std::size_t body_cap = success ? opts.max_body_bytes : opts.max_error_body_bytes;
-  bool oversized_event = false;
+  bool oversized_event = false, trailing_bytes = false;
 
-  std::unique_ptr<char[]> chunk(new char[kReadChunk]);
-  while (!parser.is_done()) {
-    parser.get().body().data = chunk.get();
-    parser.get().body().size = kReadChunk;
-    tcp_stream.expires_at(deadline);
-    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, nothrow);
+  while (!reader.done()) {
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(conn.buffer.get(), kReadChunk), nothrow);
     // A cancel that lands while a completed read waits to be delivered
     // cancels nothing in the socket: check the flag after every read.
     if (inflight && inflight->cancelled) {
       fail(ErrorInfo{});
       co_return result;
     }
-    if (ec == http::error::need_buffer) ec = {};
-    const std::size_t got = kReadChunk - parser.get().body().size;
-    if (got > 0) {
-      body_bytes += got;
-      std::string_view piece(chunk.get(), got);
+    // The watchdog may fire while a completed read waits to be delivered:
+    // its cancel then cancelled nothing, so the read ends the exchange here.
+    if (conn.timed_out && !ec) ec = asio::error::operation_aborted;
+    std::string_view in(conn.buffer.get(), n);
+    while (!in.empty() && !reader.done() && !reader.failed()) {
+      const bool had_head = reader.head_complete();
+      const std::string_view piece = reader.next(in);
+      if (!had_head && reader.head_complete()) {
+        rec.ack_ns = monotonic_ns();
+        rec.http_status = reader.status();
+        success = rec.http_status >= 200 && rec.http_status < 300;
+        // A compressed body (a proxy honouring a user's -H 'Accept-Encoding:
+        // gzip') cannot be parsed as events or JSON: say so, rather than
+        // report a truncated stream with 0 events.
+        if (const auto enc = reader.field("content-encoding"); !enc.empty() && !ascii_iequals(enc, "identity")) {
+          fail(ErrorInfo{rec.http_status, "CompressedResponse",
+                         "the response is compressed (Content-Encoding: " + std::string(enc) +
+                             "); agentperf reads uncompressed responses: drop the Accept-Encoding header"});
+          co_return result;
+        }
+        sse = success && is_event_stream(reader.field("content-type")) && !body_out;
+        rec.streamed = sse;
+        body_cap = success ? opts.max_body_bytes : opts.max_error_body_bytes;
+      }
+      if (piece.empty()) continue;
       if (sse) {
         if (!sse_parser.feed(piece, [&](const SseEvent& ev) {
               ++events;
               oai.on_event(ev);
-            })) {
+            }))
           oversized_event = true;
-        }
       } else if (body.size() < body_cap) {
         body.append(piece.substr(0, body_cap - body.size()));
       }
-    }
-    if (oversized_event) {
-      fail(ErrorInfo{std::nullopt, "ProtocolError", "an SSE event exceeded 64 MiB; the stream is not a valid event stream"});
-      co_return result;
-    }
-    if (ec) {
-      // A server that sent [DONE] and then closed without the chunked
-      // terminator still delivered the whole answer.
-      if (sse && rec.saw_done && !rec.error &&
-          (ec == http::error::partial_message || ec == asio::error::eof || ec == http::error::end_of_stream)) {
-        rec.end_ns = monotonic_ns();
-        note_untrusted(rec, true);
-        note_bursts(rec);
+      if (oversized_event) {
+        fail(ErrorInfo{std::nullopt, "ProtocolError",
+                       "an SSE event exceeded 64 MiB; the stream is not a valid event stream"});
         co_return result;
       }
-      fail(ErrorInfo{std::nullopt,
-                     ec == beast::error::timeout ? "RequestTimeout"
-                     : is_protocol_error(ec)     ? "ProtocolError"
-                                                 : "TruncatedStream",
-                     ec == beast::error::timeout
-                         ? "response not complete within " + std::to_string(opts.request_timeout.count()) +
-                               " ms (" + std::to_string(events) + " SSE events received)"
-                         : describe_read_error(ec, true, body_bytes, events)});
+    }
+    if (reader.done() && !in.empty()) trailing_bytes = true;  // bytes past the answer: not reusable
+    if (reader.failed()) {
+      fail(ErrorInfo{std::nullopt, "ProtocolError",
+                     reader.head_complete() ? "invalid HTTP response body after " +
+                                                  std::to_string(reader.body_bytes()) + " bytes: " + reader.error()
+                                            : "invalid HTTP response: " + reader.error()});
       co_return result;
     }
+    if (!ec) continue;
+    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+      reader.on_close();
+      if (reader.done()) break;
+    }
+    if (!reader.head_complete()) {
+      result.failed_before_response = reader.bytes_seen() == 0 && !conn.timed_out && is_closed_by_peer(ec);
+      fail(ErrorInfo{std::nullopt, conn.timed_out ? "RequestTimeout" : "ConnectionError",
+                     conn.timed_out ? "no response headers within " + timeout_ms()
+                     : reader.bytes_seen() == 0 && is_closed_by_peer(ec)
+                         ? "server closed the connection without sending a response (" + ec.message() + ")"
+                         : "the connection ended inside the response's head after " +
+                               std::to_string(reader.bytes_seen()) + " bytes (" + ec.message() + ")"});
+      co_return result;
+    }
+    // A server that sent [DONE] and then closed without the chunked
+    // terminator still delivered the whole answer.
+    if (sse && rec.saw_done && !rec.error && !conn.timed_out && is_closed_by_peer(ec)) {
+      rec.end_ns = monotonic_ns();
+      conn.unwatch();
+      note_untrusted(rec, true);
+      note_bursts(rec);
+      co_return result;
+    }
+    fail(ErrorInfo{std::nullopt, conn.timed_out ? "RequestTimeout" : "TruncatedStream",
+                   conn.timed_out ? "response not complete within " + timeout_ms() + " (" + std::to_string(events) +
+                                        " SSE events received)"
+                                  : "response stream truncated after " + std::to_string(reader.body_bytes()) +
+                                        " body bytes and " + std::to_string(events) + " SSE events: " +
+                                        (ec == asio::error::eof ? std::string("the server closed the connection")
+                                                                : ec.message())});
+    co_return result;
   }
   rec.end_ns = monotonic_ns();
+  conn.unwatch();
 
   if (!success) {
-    if (!rec.error) rec.error = OpenAIResponseParser::http_error(rec.http_status, res.reason(), body);
+    if (!rec.error) rec.error = OpenAIResponseParser::http_error(rec.http_status, reader.reason(), body);
     if (body_out) *body_out = std::move(body);
   } else if (body_out) {
     *body_out = std::move(body);
@@ -418,7 +466,7 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
     oai.on_body(body, rec.end_ns);
     note_untrusted(rec, false);
   }
-  result.reusable = parser.get().keep_alive();
+  result.reusable = reader.keep_alive() && !trailing_bytes;
   if (inflight && inflight->cancelled) result.reusable = false;
   co_return result;
 }
@@ -437,7 +485,14 @@ void reset_for_retry(RequestRecord& rec) {
 }
 }  // namespace
 
+HttpClient::Busy::Busy(HttpClient& c) : client(c) { ++client.busy_; }
+HttpClient::Busy::~Busy() {
+  if (--client.busy_ == 0)
+    for (auto& c : client.idle_) c->disarm();
+}
+
 asio::awaitable<void> HttpClient::send(const HttpRequest& req, RequestRecord& rec, InFlight* inflight) {
+  const Busy busy(*this);
   ErrorInfo err;
   auto conn = co_await acquire(err);
   if (!conn) {
@@ -517,6 +572,7 @@ asio::awaitable<void> HttpClient::send(const HttpRequest& req, RequestRecord& re
 }
 
 asio::awaitable<SimpleResponse> HttpClient::fetch(const HttpRequest& req) {
+  const Busy busy(*this);
   SimpleResponse out;
   ErrorInfo err;
   auto conn = co_await acquire(err);

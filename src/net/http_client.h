@@ -2,6 +2,13 @@
 // thread): a keep-alive connection pool, TLS, connect and request timeouts,
 // streaming SSE responses fed straight into the OpenAI response parser.
 //
+// Per request it does little besides the system calls: the head is written
+// with the body's shared segments in one gathered write; each read lands in
+// the connection's own 64 KiB buffer and is framed in place by
+// HttpResponseReader (no Beast parser, no per-read timer: one watchdog timer
+// per connection holds the deadlines); one coroutine suspension per write and
+// per read. docs/bench.md has the measurements behind each choice.
+//
 // Stale sockets: servers close idle keep-alive sockets (uvicorn after 5 s).
 // Before reusing a pooled socket the client drops it if it has been idle
 // longer than keepalive_idle_limit and otherwise peeks it (non-blocking) to
@@ -100,6 +107,16 @@ class HttpClient {
   boost::asio::ip::tcp::resolver::results_type endpoints_;
   std::vector<std::unique_ptr<Connection>> idle_;  // LIFO: most recently used on top
   PoolStats stats_;
+  // Exchanges in progress. Each connection's watchdog (one timer, armed
+  // while in use) is pending work for the event loop: when the last exchange
+  // ends, the idle connections' watchdogs are disarmed so that io.run() can
+  // return.
+  int busy_ = 0;
+  struct Busy {
+    explicit Busy(HttpClient& c);
+    ~Busy();
+    HttpClient& client;
+  };
 };
 
 }  // namespace agentperf::net

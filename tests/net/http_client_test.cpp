@@ -295,6 +295,47 @@ TEST(HttpClient, RequestTimeoutIsReported) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
 }
 
+TEST(HttpClient, ATimeoutMidStreamKeepsTheEventsThatArrived) {
+  StreamScript s;
+  s.tokens = 50;
+  s.ttft = 10ms;
+  s.itl = 20ms;  // 1 s of stream against a 200 ms timeout
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); });
+  server.start();
+  net::ClientOptions copts;
+  copts.request_timeout = 200ms;
+  ClientHarness h(server.url(), copts);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto rec = h.send(chat_request());
+  ASSERT_FALSE(rec.ok());
+  EXPECT_EQ(rec.error->type, "RequestTimeout");
+  EXPECT_NE(rec.error->message.find("response not complete within 200 ms"), std::string::npos) << rec.error->message;
+  EXPECT_GT(rec.content_ns.size(), 2u);
+  EXPECT_LT(rec.content_ns.size(), 50u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 800ms);
+}
+
+// One watchdog timer per connection holds the deadlines (http_client.cpp):
+// requests in a row on one kept-alive socket, together far longer than the
+// timeout, each within it, must all succeed; and the event loop must still
+// run dry after each (the harness's io.run() returns).
+TEST(HttpClient, RequestsInARowOnOneSocketEachGetTheirOwnDeadline) {
+  StreamScript s;
+  s.tokens = 4;
+  s.ttft = 40ms;
+  s.itl = 10ms;  // about 70 ms a request
+  ScriptedServer server([&](const testserver::ReceivedRequest&) { return testserver::openai_stream_response(s); });
+  server.start();
+  net::ClientOptions copts;
+  copts.request_timeout = 250ms;
+  ClientHarness h(server.url(), copts);
+  for (int i = 0; i < 8; ++i) {
+    auto rec = h.send(chat_request());
+    ASSERT_TRUE(rec.ok()) << i << ": " << rec.error->message;
+  }
+  EXPECT_EQ(server.stats().connections, 1u);
+}
+
 TEST(HttpClient, CancelMidStreamGives499) {
   StreamScript s;
   s.tokens = 100;
