@@ -48,6 +48,7 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   // The API-server loops: each tokenizes whole prompts in turn
   // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.
   positive("--tokenizer-worker-num", c.tokenizer_workers);
+  positive("--api-server-count", c.tokenizer_workers);  // vLLM: one tokenizing API server process each
   positive("--chunked-prefill-size", c.chunked_prefill_size);
   positive("--max-prefill-tokens", c.max_prefill_tokens);
   positive("--stream-interval", c.stream_interval);

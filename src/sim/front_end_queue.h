@@ -17,6 +17,20 @@
 // InferenceX's Qwen3.5 B200 AgentX launcher runs six tokenizer workers at
 // TP4 (SemiAnalysisAI/InferenceX pull request 2420).
 //
+// vLLM's API server is modelled the same way, one worker per API server
+// process (vLLM's --api-server-count, 1 unless data parallelism raises it).
+// From mid-2025 its AsyncMicrobatchTokenizer (vllm-project/vllm pull request
+// 19334) gathered up to 32 queued prompts into one batch encode in a single
+// executor thread, and HF tokenizers encode a batch on several cores (Rayon,
+// `encode_batch` in huggingface/tokenizers tokenizers/src/tokenizer/mod.rs
+// @ afaae08): about 4.7x the throughput at 8-16 queued ~10k-token prompts
+// (pull request 44172). Pull request 45759 (2026-06) removed it for the
+// renderer's one-thread executor (pull request 34789: the fast tokenizer is
+// not thread-safe), so vLLM images from then on tokenize one prompt at a
+// time, as this queue does; images of 2025-07 to 2026-06 could be faster
+// than it under queueing (not modelled: the validation set's vLLM series
+// ran in 2026-09; TOKENIZERS_PARALLELISM=false would take the gain away).
+//
 // The queue: `workers` servers, FIFO in arrival order; a request's service
 // is front_end_s + front_end_token_s x prompt tokens. The virtual-time
 // client (sim/virtual_client.h) and `sim serve` (sim/sim_server.h) both

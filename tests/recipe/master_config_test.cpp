@@ -721,4 +721,10 @@ TEST(PointEngineConfig, LauncherSchedulingFlagsReachEveryRank) {
   EXPECT_EQ(tp[0].config.prefill_decode_interval, 0);
   EXPECT_FALSE(tp[0].config.prefill_delayer);
   EXPECT_DOUBLE_EQ(tp[0].config.mem_fraction_static, 0.80);
+  // vLLM's API server processes each tokenize (sim/front_end_queue.h).
+  r.framework = "vllm";
+  p.command = "vllm serve m --tensor-parallel-size 8 --api-server-count 3";
+  const auto vllm = engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_EQ(vllm.size(), 1u);
+  EXPECT_EQ(vllm[0].config.tokenizer_workers, 3);
 }
