@@ -91,6 +91,15 @@ bool HttpResponseReader::take_line(std::string_view& in) {
   return true;
 }
 
+std::string_view HttpResponseReader::take_counted(std::string_view& in, State after) {
+  const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, in.size()));
+  const std::string_view piece = in.substr(0, take);
+  in.remove_prefix(take);
+  remaining_ -= take;
+  if (remaining_ == 0) state_ = after;
+  return piece;
+}
+
 std::string_view HttpResponseReader::step(std::string_view& in) {
   while (!in.empty()) {
     switch (state_) {
@@ -149,12 +158,7 @@ std::string_view HttpResponseReader::step(std::string_view& in) {
           in = {};
           return piece;
         }
-        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, in.size()));
-        const std::string_view piece = in.substr(0, take);
-        in.remove_prefix(take);
-        remaining_ -= take;
-        if (remaining_ == 0) state_ = State::done;
-        return piece;
+        return take_counted(in, State::done);
       }
       case State::chunk_size: {
         if (!take_line(in)) return {};
@@ -180,12 +184,7 @@ std::string_view HttpResponseReader::step(std::string_view& in) {
         break;
       }
       case State::chunk_data: {
-        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, in.size()));
-        const std::string_view piece = in.substr(0, take);
-        in.remove_prefix(take);
-        remaining_ -= take;
-        if (remaining_ == 0) state_ = State::chunk_data_end;
-        return piece;
+        return take_counted(in, State::chunk_data_end);
       }
       case State::chunk_data_end: {
         if (!take_line(in)) return {};

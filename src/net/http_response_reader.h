@@ -76,6 +76,9 @@ class HttpResponseReader {
   // Appends bytes of `in` up to and including the next '\n' to line_;
   // true once a whole line is there (line_ then holds it, CR/LF stripped).
   bool take_line(std::string_view& in);
+  // Up to remaining_ bytes of `in` (a Content-Length body or a chunk's
+  // data); the state becomes `after` once the last of them is taken.
+  std::string_view take_counted(std::string_view& in, State after);
 
   State state_ = State::head;
   Framing framing_ = Framing::none;
