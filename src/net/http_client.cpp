@@ -95,6 +95,11 @@ struct Connection {
   // kernel holds (up to 64 KiB) in one recvmsg; body bytes are parsed in
   // place from it.
   std::unique_ptr<char[]> buffer{new char[kReadChunk]};
+  // Reset per exchange, kept for the connection's life so that their
+  // buffers are allocated once, not per request.
+  HttpResponseReader reader;
+  SseParser sse;
+  std::vector<asio::const_buffer> write_buffers;
   std::int64_t last_used_ns = 0;
   std::uint64_t served = 0;
 
@@ -317,8 +322,8 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
                                          const HttpRequest& req, RequestRecord& rec, InFlight* inflight,
                                          const ClientOptions& opts, std::string* body_out) {
   ExchangeResult result;
-  std::vector<asio::const_buffer> buffers;
-  buffers.reserve(1 + req.body.size());
+  auto& buffers = conn.write_buffers;
+  buffers.clear();
   buffers.emplace_back(asio::buffer(head));
   for (const auto& seg : req.body) buffers.emplace_back(asio::buffer(*seg));
 
@@ -348,9 +353,11 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
     co_return result;
   }
 
-  HttpResponseReader reader;
+  auto& reader = conn.reader;
+  reader.reset();
   OpenAIResponseParser oai(rec);
-  SseParser sse_parser;
+  auto& sse_parser = conn.sse;
+  sse_parser.reset();
   bool sse = false, success = false;
   std::string body;  // non-SSE body (JSON answer or error text)
   std::size_t body_cap = 0;
@@ -387,6 +394,10 @@ asio::awaitable<ExchangeResult> exchange(Stream& stream, Connection& conn, const
         }
         sse = success && is_event_stream(reader.field("content-type")) && !body_out;
         rec.streamed = sse;
+        // One stamp per content event: room for the answer asked for (up
+        // to 4096) at once, rather than growing 1, 2, 4, ... per request.
+        if (sse && rec.requested_osl > 0)
+          rec.content_ns.reserve(static_cast<std::size_t>(std::min<std::int64_t>(rec.requested_osl, 4096)));
         body_cap = success ? opts.max_body_bytes : opts.max_error_body_bytes;
       }
       if (piece.empty()) continue;

@@ -294,6 +294,22 @@ void HttpResponseReader::start_body() {
   framing_ = Framing::until_close;
 }
 
+void HttpResponseReader::reset() {
+  state_ = State::head;
+  framing_ = Framing::none;
+  error_.clear();
+  head_.clear();
+  head_scanned_ = 0;
+  line_.clear();
+  fields_.clear();
+  reason_ = {};
+  status_ = 0;
+  head_complete_ = false;
+  http10_ = false;
+  keep_alive_ = true;
+  remaining_ = bytes_seen_ = body_bytes_ = 0;
+}
+
 void HttpResponseReader::on_close() {
   if (state_ == State::body && framing_ == Framing::until_close) state_ = State::done;
 }

@@ -47,6 +47,9 @@ class HttpResponseReader {
   // The peer closed the connection: completes a body delimited by the close;
   // any other unfinished message stays incomplete (done() is false).
   void on_close();
+  // Ready for the next response on the same connection (buffers keep their
+  // capacity: a pooled connection reuses one reader).
+  void reset();
 
   bool head_complete() const noexcept { return head_complete_; }
   bool done() const noexcept { return state_ == State::done; }
