@@ -108,6 +108,38 @@ void shape(PointEngine& pe, const WorkerSpec& w, int conc) {
   pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, std::max(1, running));
 }
 
+// A multinode pool's recipe may cap the requests each server runs. SGLang's
+// --max-running-requests is the server's, split over its DP-attention
+// ranks (ModelRunner: max_running_requests // dp_size,
+// python/sglang/srt/model_executor/model_runner.py in
+// github.com/sgl-project/sglang); vLLM's --max-num-seqs is each engine
+// core's, a DP rank's own (vllm/config/scheduler.py in
+// github.com/vllm-project/vllm). It applies where it is below shape()'s
+// 2 x conc rule, the share of the run's requests a rank can hold: there it
+// binds admission. A larger cap binds nothing at the point's concurrency;
+// it would only size what SGLang reserves per running request (speculative
+// state buffers of a hybrid model), and the recipes that set one large
+// (Qwen3.5's, 72-80 at TP2) also set the replayed-SSM spec path
+// (--enable-linear-replayssm-spec) that the memory plan does not model, so
+// the rule's smaller figure sizes those.
+void apply_recipe_running_cap(PointEngine& pe, const std::string& command) {
+  int per_rank = 0;
+  for (const char* flag : {"--max-running-requests", "--max-num-seqs"}) {
+    const auto v = command_flag_value(command, flag);
+    int n = 0;
+    if (!v || std::sscanf(v->c_str(), "%d", &n) != 1 || n <= 0) continue;
+    pe.recipe_running_cap = n;
+    per_rank = std::string(flag) == "--max-running-requests" ? std::max(1, n / pe.dp) : n;
+    break;
+  }
+  if (per_rank == 0 || per_rank >= pe.config.max_running_requests) {
+    pe.recipe_running_cap = 0;
+    return;
+  }
+  pe.config.max_running_requests = per_rank;
+  pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, per_rank);
+}
+
 }  // namespace
 
 std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, const sim::EngineCosts& costs,
@@ -169,6 +201,7 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
         pe.config.hicache = sim::HiCacheConfig{};
       }
       shape(pe, w, p.conc);
+      apply_recipe_running_cap(pe, pool.command);
       out.push_back(std::move(pe));
     }
   }
@@ -192,7 +225,12 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
                           : std::string()) +
           fmt("), KV and state sharded over TP%.0f", pe.config.tp));
     }
-    if (pe.dp > 1 || pe.workers > 1)
+    if (pe.recipe_running_cap > 0)
+      pe.sizing.push_back(fmt("running requests per rank = the recipe's cap %.0f", pe.recipe_running_cap) +
+                          (pe.config.max_running_requests != pe.recipe_running_cap
+                               ? fmt(" / %.0f DP ranks = %.0f", pe.dp, pe.config.max_running_requests)
+                               : std::string()));
+    else if (pe.dp > 1 || pe.workers > 1)
       pe.sizing.push_back(fmt("running requests per rank = ceil(2 x conc %.0f / (%.0f engines x %.0f DP ranks)) = %.0f",
                               p.conc, pe.workers, pe.dp, pe.config.max_running_requests));
   }

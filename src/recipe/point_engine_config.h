@@ -39,6 +39,10 @@ struct PointEngine {
   // GPUs than config.tp (PP, DP attention); nullopt: the spec as is.
   std::optional<sim::ModelSpec> model;
   std::vector<std::string> sizing;  // derivation lines for how the rank was sized
+  // A multinode pool's own cap on running requests from its recipe
+  // (--max-running-requests or --max-num-seqs, as given) where it is what
+  // binds; 0: the rank's cap is InferenceX's 2 x conc split over the ranks.
+  int recipe_running_cap = 0;
 };
 
 // model: the point's spec (null: shapes only, nothing sized). TensorRT-LLM

@@ -687,6 +687,46 @@ TEST(MasterConfig, PoolsMatchHandDerivations) {
 // them: with DP attention the global chunk and the tokenizer loops are split
 // over the ranks; the interval, the delayer and the memory fraction are
 // every rank's own.
+// A multinode pool's recipe cap on running requests binds where it is below
+// the 2 x conc rule: SGLang's --max-running-requests split over the DP
+// ranks, vLLM's --max-num-seqs per rank (point_engine_config.cpp).
+TEST(PointEngineConfig, APoolsRecipeCapBindsWhereItIsBelowTheRule) {
+  Recipe r;
+  r.framework = "dynamo-sglang";
+  SearchSpaceEntry e;
+  e.tp = 8;
+  e.prefill = WorkerSpec{};
+  e.prefill->num_worker = 1;
+  e.prefill->tp = 8;
+  e.prefill->ep = 8;
+  e.prefill->dp_attn = true;
+  e.decode = WorkerSpec{};
+  e.decode->num_worker = 1;
+  e.decode->tp = 4;
+  ExpandedPoint p;
+  p.entry = &e;
+  p.conc = 48;
+  p.max_running_requests = 96;
+  p.cuda_graph_max_bs = 96;
+  // Prefill: 16 over 8 DP ranks = 2 a rank, below the rule's ceil(96 / 8) = 12.
+  e.prefill->server_command = "python3 -m sglang.launch_server --max-running-requests 16";
+  // Decode: 512 is above the rule's 96: the rule stays.
+  e.decode->server_command = "python3 -m sglang.launch_server --max-running-requests 512";
+  auto pools = engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_EQ(pools.size(), 2u);
+  EXPECT_EQ(pools[0].role, "prefill");
+  EXPECT_EQ(pools[0].config.max_running_requests, 2);
+  EXPECT_EQ(pools[0].recipe_running_cap, 16);
+  EXPECT_LE(pools[0].config.cuda_graph_max_bs, 2);
+  EXPECT_EQ(pools[1].config.max_running_requests, 96);
+  EXPECT_EQ(pools[1].recipe_running_cap, 0);
+  // vLLM's --max-num-seqs is each rank's own, not split.
+  r.framework = "dynamo-vllm";
+  e.prefill->server_command = "vllm serve m --max-num-seqs 3";
+  pools = engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr);
+  EXPECT_EQ(pools[0].config.max_running_requests, 3);
+}
+
 TEST(PointEngineConfig, LauncherSchedulingFlagsReachEveryRank) {
   Recipe r;
   r.framework = "sglang";
