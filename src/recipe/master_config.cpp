@@ -129,15 +129,14 @@ std::string config_file_of(const WorkerSpec& w) {
 void read_pool_flags(WorkerSpec& w, const std::string& config_file, const std::string& role, bool aggregated,
                      const std::string& model, const std::string& master_file, const std::string& path, Notes& notes,
                      bool first_pool) {
-  if (config_file.find(':') != std::string::npos) {
-    if (first_pool)
-      notes.add("srt-slurm recipe variant", path,
-                "CONFIG_FILE=" + config_file +
-                    ": an override variant of a recipe (srt-slurm's zip_override), which is not resolved; the pool "
-                    "is planned at its framework's defaults");
-    return;
+  std::pair<std::string, std::optional<SrtSlurmVariant>> parts;
+  try {
+    parts = split_srt_slurm_config_file(config_file);
+  } catch (const UserError& e) {
+    throw UserError(path + ": " + e.what());
   }
-  const auto recipe = find_srt_slurm_recipe(master_file, config_file);
+  const auto& [file, variant] = parts;
+  const auto recipe = find_srt_slurm_recipe(master_file, file);
   if (!recipe) {
     if (first_pool)
       notes.add("srt-slurm recipe not found", path,
@@ -147,7 +146,7 @@ void read_pool_flags(WorkerSpec& w, const std::string& config_file, const std::s
     return;
   }
   const std::string recipe_role = aggregated ? "aggregated" : role;
-  const auto flags = srt_slurm_role(*recipe, recipe_role, model);
+  const auto flags = srt_slurm_role(*recipe, recipe_role, model, variant);
   if (flags.command.empty()) {
     notes.add("srt-slurm recipe not read", path,
               *recipe + ": role '" + recipe_role + "': " + flags.why_not +

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "common/error.h"
@@ -36,10 +37,70 @@ std::string token(std::string v) {
   return out;
 }
 
+// `over` laid on `base` as variant `index` takes it (the header).
+// The section's value for variant `index`: each list sliced (srtctl's
+// _apply_zip_slice).
+YAML::Node slice(const YAML::Node& over, int index, const std::string& where) {
+  if (over.IsSequence()) {
+    if (over.size() == 1) return YAML::Clone(over[0]);
+    if (index < 0 || static_cast<std::size_t>(index) >= over.size())
+      throw UserError(where + ": has " + std::to_string(over.size()) + " values, no variant [" + std::to_string(index) +
+                      "]");
+    return YAML::Clone(over[static_cast<std::size_t>(index)]);
+  }
+  if (!over.IsMap()) return YAML::Clone(over);
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : over) {
+    const std::string key = kv.first.as<std::string>();
+    out[key] = slice(kv.second, index, where + "." + key);
+  }
+  return out;
+}
+
+// `over` merged into `base` (srtctl's deep_merge).
+YAML::Node merge(const YAML::Node& base, const YAML::Node& over) {
+  YAML::Node out = YAML::Clone(base);
+  for (const auto& kv : over) {
+    const std::string key = kv.first.as<std::string>();
+    if (kv.second.IsNull()) {
+      out.remove(key);
+    } else if (kv.second.IsMap() && base[key] && base[key].IsMap()) {
+      out[key] = merge(base[key], kv.second);
+    } else {
+      out[key] = YAML::Clone(kv.second);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, const std::string& model) {
-  const YAML::Node doc = detail::load_yaml_file(path, "srt-slurm recipe");
+std::pair<std::string, std::optional<SrtSlurmVariant>> split_srt_slurm_config_file(const std::string& config_file) {
+  const auto colon = config_file.find(':');
+  if (colon == std::string::npos) return {config_file, std::nullopt};
+  const std::string spec = config_file.substr(colon + 1);
+  const auto open = spec.find('[');
+  SrtSlurmVariant v;
+  v.section = spec.substr(0, open);
+  int index = -1, used = 0;
+  if (v.section.rfind("zip_override_", 0) != 0 || open == std::string::npos ||
+      std::sscanf(spec.c_str() + open, "[%d]%n", &index, &used) != 1 || index < 0 ||
+      open + static_cast<std::size_t>(used) != spec.size())
+    throw UserError("CONFIG_FILE=" + config_file + ": expected FILE or FILE:zip_override_NAME[i]");
+  v.index = index;
+  return {config_file.substr(0, colon), v};
+}
+
+SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, const std::string& model,
+                            const std::optional<SrtSlurmVariant>& variant) {
+  YAML::Node doc = detail::load_yaml_file(path, "srt-slurm recipe");
+  if (variant) {
+    const YAML::Node base = doc["base"], section = doc[variant->section];
+    if (!base || !base.IsMap()) throw UserError(path + ": an override variant's file needs a 'base' recipe mapping");
+    if (!section || !section.IsMap())
+      throw UserError(path + ": no override section '" + variant->section + "' (a mapping)");
+    doc = merge(base, slice(section, variant->index, path + ": " + variant->section));
+  }
   const YAML::Node backend = doc["backend"];
   if (!backend) return {"", "the recipe has no backend section"};
   if (!backend.IsMap()) throw UserError(path + ": field 'backend': expected a mapping of the engine's settings");

@@ -22,6 +22,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace agentperf::recipe {
 
@@ -38,10 +39,29 @@ struct SrtSlurmRole {
   std::string why_not;  // when command is "": why (a TensorRT-LLM recipe, no such role)
 };
 
+// An override variant of a recipe: srt-slurm's override files hold a `base`
+// recipe and `zip_override_NAME` sections, and a CONFIG_FILE names one
+// variant as FILE:zip_override_NAME[i]. As srtctl expands it
+// (expand_zip_override and deep_merge in src/srtctl/core/config.py,
+// github.com/NVIDIA/srt-slurm @ 020fbc6c): every list in the section is
+// sliced to its i-th element (a one-element list to its only one: the
+// lists are zipped, variant i takes the i-th of each), and the sliced
+// section is merged into the base: a mapping key by key, a null deleting
+// the key, anything else replacing the base's value.
+struct SrtSlurmVariant {
+  std::string section;  // "zip_override_..."
+  int index = 0;
+};
+
+// "FILE:zip_override_NAME[i]" -> FILE and the variant; a plain FILE -> FILE
+// and nullopt. Throws UserError for a ':' that is not followed by that form.
+std::pair<std::string, std::optional<SrtSlurmVariant>> split_srt_slurm_config_file(const std::string& config_file);
+
 // The flags of `role` ("prefill", "decode" or "aggregated") in the recipe at
-// `path`, for the model `model` (the command's model argument). Throws
-// UserError naming the file when it is not valid YAML or its backend is not
-// a mapping.
-SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, const std::string& model);
+// `path` (its `variant`, when given), for the model `model` (the command's
+// model argument). Throws UserError naming the file when it is not valid
+// YAML, its backend is not a mapping, or the variant is not in it.
+SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, const std::string& model,
+                            const std::optional<SrtSlurmVariant>& variant = std::nullopt);
 
 }  // namespace agentperf::recipe

@@ -37,6 +37,7 @@
 #include "recipe/inferencex_map.h"
 #include "recipe/master_matrix.h"
 #include "recipe/point_engine_config.h"
+#include "recipe/srt_slurm_recipe.h"
 #include "sim/memory_plan.h"
 #include "sim/specs.h"
 #include "support/shell_run.h"
@@ -393,9 +394,62 @@ TEST(MasterConfig, AMultinodePoolTakesItsSrtSlurmRecipesFlags) {
   EXPECT_EQ(se[1].config.max_mamba_cache_size, 1024);
   EXPECT_EQ(se[1].config.page_size, 64);
 
-  // An override variant of a recipe (srt-slurm's zip_override) is named, not guessed.
+  // An override variant (glm5.2-agentx.yaml:zip_override_mtp_agentx_hightpt[1],
+  // the c192 row) is the base recipe with its section merged in: the decode
+  // pool takes the section's fraction 0.85 and its cap of 144 over 16 DP
+  // ranks, the prefill pool the base's cap of 16 over its 8 ranks and the
+  // section's 8,192 prefill tokens.
   const auto g = load_recipe(kNvidia + "#glm5.2-fp4-gb300-dynamo-sglang-agentic-disagg");
-  EXPECT_TRUE(has_note(g, "an override variant of a recipe (srt-slurm's zip_override), which is not resolved"));
+  const auto gp = expand(g);
+  const auto c192 = std::find_if(gp.begin(), gp.end(), [](const ExpandedPoint& p) { return p.conc == 192; });
+  ASSERT_NE(c192, gp.end());
+  const auto ge = engines_for(g, *c192, sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_EQ(ge.size(), 2u);
+  EXPECT_EQ(ge[0].role, "prefill");
+  EXPECT_DOUBLE_EQ(ge[0].config.mem_fraction_static, 0.80);
+  EXPECT_EQ(ge[0].config.max_prefill_tokens, 8192);
+  EXPECT_EQ(ge[0].config.max_running_requests, 2);
+  EXPECT_EQ(ge[1].role, "decode");
+  EXPECT_DOUBLE_EQ(ge[1].config.mem_fraction_static, 0.85);
+  EXPECT_EQ(ge[1].config.max_running_requests, 9);
+  // The lowlat variants keep the base's decode fraction (0.9).
+  const auto c45 = std::find_if(gp.begin(), gp.end(), [](const ExpandedPoint& p) { return p.conc == 45; });
+  ASSERT_NE(c45, gp.end());
+  const auto le = engines_for(g, *c45, sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_EQ(le.size(), 2u);
+  EXPECT_DOUBLE_EQ(le[1].config.mem_fraction_static, 0.9);
+}
+
+TEST(SrtSlurmRecipe, AVariantSlicesItsListsAndMergesIntoTheBase) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("agentperf_zip_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "base:\n"
+                         "  backend:\n"
+                         "    sglang_config:\n"
+                         "      decode: {tensor-parallel-size: 4, mem-fraction-static: 0.9, enable-metrics: true}\n"
+                         "zip_override_x:\n"
+                         "  name: [a, b, c]\n"
+                         "  backend:\n"
+                         "    sglang_config:\n"
+                         "      decode: {tensor-parallel-size: [8, 16, 32], page-size: [64], enable-metrics: null}\n";
+  const auto [path, variant] = split_srt_slurm_config_file(file.string() + ":zip_override_x[1]");
+  ASSERT_TRUE(variant.has_value());
+  EXPECT_EQ(variant->section, "zip_override_x");
+  EXPECT_EQ(variant->index, 1);
+  const auto role = srt_slurm_role(path, "decode", "m", variant);
+  // The i-th of a list, the only one of a one-element list, the base's own
+  // value where the section says nothing, and null deletes.
+  EXPECT_NE(role.command.find("--tensor-parallel-size 16"), std::string::npos) << role.command;
+  EXPECT_NE(role.command.find("--page-size 64"), std::string::npos) << role.command;
+  EXPECT_NE(role.command.find("--mem-fraction-static 0.9"), std::string::npos) << role.command;
+  EXPECT_EQ(role.command.find("--enable-metrics"), std::string::npos) << role.command;
+  // Out of range, an unknown section, a malformed name: each named.
+  EXPECT_THROW(srt_slurm_role(path, "decode", "m", SrtSlurmVariant{"zip_override_x", 3}), UserError);
+  EXPECT_THROW(srt_slurm_role(path, "decode", "m", SrtSlurmVariant{"zip_override_y", 0}), UserError);
+  EXPECT_THROW(split_srt_slurm_config_file("r.yaml:zip_override_x"), UserError);
+  EXPECT_THROW(split_srt_slurm_config_file("r.yaml:other[0]"), UserError);
+  EXPECT_THROW(split_srt_slurm_config_file("r.yaml:zip_override_x[1]junk"), UserError);
+  fs::remove(file);
 }
 
 TEST(MasterConfig, ABrokenSrtSlurmRecipeIsNamed) {

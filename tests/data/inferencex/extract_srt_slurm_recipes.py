@@ -9,7 +9,9 @@ Usage: extract_srt_slurm_recipes.py GIT_DIR REVISION [OUT_DIR]
   OUT_DIR/benchmarks/multi_node/srt-slurm-recipes/<rest> holding the recipe's
   `name` and its backend's engine configs (sglang_config, vllm_config or
   trtllm_config: the part agentperf reads; the environments, Slurm and
-  benchmark sections are left out) under a header naming the source. Checks
+  benchmark sections are left out) under a header naming the source; an
+  override file (base: and zip_override_*: sections, named as
+  FILE:zip_override_NAME[i]) keeps each section so trimmed. Checks
   that each copy parses to the same engine configs as the source. Prints the
   CONFIG_FILEs the revision does not hold (they live in srt-slurm itself).
 """
@@ -24,6 +26,16 @@ CONFIG = re.compile(r"CONFIG_FILE=(recipes/[^\s\"']+)")
 ENGINE_KEYS = ("sglang_config", "vllm_config", "trtllm_config")
 
 
+def trimmed(recipe):
+    """The recipe's name and its backend's engine configs."""
+    backend = recipe.get("backend") or {}
+    kept = {"name": recipe.get("name", "")}
+    engine = {k: backend[k] for k in ENGINE_KEYS if k in backend}
+    if engine:
+        kept["backend"] = engine
+    return kept
+
+
 def main():
     git_dir, rev = sys.argv[1], sys.argv[2]
     out_dir = sys.argv[3] if len(sys.argv) > 3 else os.path.dirname(os.path.abspath(__file__))
@@ -33,10 +45,10 @@ def main():
         with open(os.path.join(out_dir, f"{vendor}-master-agentic.yaml")) as f:
             names.update(CONFIG.findall(f.read()))
     copied, missing = 0, []
+    # A variant (FILE:zip_override_NAME[i]) names its file: the file is copied
+    # once, its base and every override section trimmed alike.
+    names = {name.split(":", 1)[0] for name in names}
     for name in sorted(names):
-        if ":" in name:  # an override variant of a recipe (srt-slurm zip_override), which agentperf does not read
-            missing.append(name + " (an override variant)")
-            continue
         rest = name[len("recipes/"):]
         source = f"benchmarks/multi_node/srt-slurm-recipes/{rest}"
         try:
@@ -46,11 +58,13 @@ def main():
             missing.append(name)
             continue
         recipe = yaml.safe_load(text)
-        backend = recipe.get("backend") or {}
-        kept = {"name": recipe.get("name", "")}
-        engine = {k: backend[k] for k in ENGINE_KEYS if k in backend}
-        if engine:
-            kept["backend"] = engine
+        if "base" in recipe:  # srt-slurm's override file: a base recipe and zip_override_* sections
+            kept = {"base": trimmed(recipe["base"])}
+            for key, section in recipe.items():
+                if key.startswith("zip_override_"):
+                    kept[key] = trimmed(section)
+        else:
+            kept = trimmed(recipe)
         header = (f"# The name and engine settings of {source}\n"
                   f"# in github.com/SemiAnalysisAI/InferenceX @ {full}\n"
                   f"# (environments, Slurm and benchmark sections left out); regenerate with\n"
