@@ -37,7 +37,6 @@ std::string token(std::string v) {
   return out;
 }
 
-// `over` laid on `base` as variant `index` takes it (the header).
 // The section's value for variant `index`: each list sliced (srtctl's
 // _apply_zip_slice).
 YAML::Node slice(const YAML::Node& over, int index, const std::string& where) {
