@@ -88,7 +88,6 @@ struct Connection {
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   bool watchdog_armed = false;
-  std::chrono::steady_clock::time_point armed_until;
   std::uint64_t arm_generation = 0;
   bool timed_out = false;
   // One read buffer for the connection's life: a read takes whatever the
@@ -121,7 +120,7 @@ struct Connection {
     timed_out = false;
     // Armed for later than this (a connect's deadline before a shorter
     // request timeout): arm again, earlier.
-    if (!watchdog_armed || armed_until > until) arm();
+    if (!watchdog_armed || watchdog.expiry() > until) arm();
   }
   void unwatch() { deadline = std::chrono::steady_clock::time_point::max(); }
   // An armed watchdog is pending work that keeps the event loop running:
@@ -135,7 +134,6 @@ struct Connection {
 
   void arm() {
     watchdog_armed = true;
-    armed_until = deadline;
     const std::uint64_t generation = ++arm_generation;  // a wait this replaces is stale
     watchdog.expires_at(deadline);
     watchdog.async_wait([this, alive = alive, generation](const boost::system::error_code& ec) {

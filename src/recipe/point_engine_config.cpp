@@ -10,6 +10,14 @@ namespace agentperf::recipe {
 namespace {
 // A vLLM server command (generated for vLLM entries).
 bool is_vllm_command(const std::string& command) { return command.rfind("vllm serve", 0) == 0; }
+
+// The positive integer a command passes to `flag`; 0 when it passes none.
+int positive_flag(const std::string& command, const char* flag) {
+  int n = 0;
+  if (const auto v = command_flag_value(command, flag))
+    if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) return n;
+  return 0;
+}
 }  // namespace
 
 bool runs_vllm_scheduler(const Recipe& r, const ExpandedPoint& p) {
@@ -40,10 +48,7 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   // engine's global chunk and tokenizer loops are split over its ranks in
   // engines_for, below).
   auto positive = [&](const char* flag, int& into) {
-    if (const auto v = command_flag_value(p.command, flag)) {
-      int n = 0;
-      if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) into = n;
-    }
+    if (const int n = positive_flag(p.command, flag)) into = n;
   };
   // The API-server loops: each tokenizes whole prompts in turn
   // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.
@@ -123,19 +128,13 @@ void shape(PointEngine& pe, const WorkerSpec& w, int conc) {
 // (--enable-linear-replayssm-spec) that the memory plan does not model, so
 // the rule's smaller figure sizes those.
 void apply_recipe_running_cap(PointEngine& pe, const std::string& command) {
-  int per_rank = 0;
-  for (const char* flag : {"--max-running-requests", "--max-num-seqs"}) {
-    const auto v = command_flag_value(command, flag);
-    int n = 0;
-    if (!v || std::sscanf(v->c_str(), "%d", &n) != 1 || n <= 0) continue;
-    pe.recipe_running_cap = n;
-    per_rank = std::string(flag) == "--max-running-requests" ? std::max(1, n / pe.dp) : n;
-    break;
-  }
-  if (per_rank == 0 || per_rank >= pe.config.max_running_requests) {
-    pe.recipe_running_cap = 0;
-    return;
-  }
+  int cap = positive_flag(command, "--max-running-requests"), per_rank = 0;
+  if (cap > 0)
+    per_rank = std::max(1, cap / pe.dp);
+  else if ((cap = positive_flag(command, "--max-num-seqs")) > 0)
+    per_rank = cap;
+  if (per_rank == 0 || per_rank >= pe.config.max_running_requests) return;
+  pe.recipe_running_cap = cap;
   pe.config.max_running_requests = per_rank;
   pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, per_rank);
 }

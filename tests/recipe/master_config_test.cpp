@@ -358,15 +358,22 @@ TEST(MasterConfig, TheTableMapsCheckpointsAndRunners) {
 // CONFIG_FILE names, found under benchmarks/multi_node/srt-slurm-recipes of
 // the checkout the master config sits in (here the trimmed copies beside the
 // master-config copies, tests/data/inferencex/extract_srt_slurm_recipes.py).
+namespace {
+// The engines of the first point of `r` that `pick` selects; none when no
+// point does (the caller's size check then fails).
+std::vector<PointEngine> engines_of_first(const Recipe& r, const std::function<bool(const ExpandedPoint&)>& pick) {
+  for (const auto& p : expand(r))
+    if (pick(p)) return engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr);
+  return {};
+}
+}  // namespace
+
 TEST(MasterConfig, AMultinodePoolTakesItsSrtSlurmRecipesFlags) {
   // vLLM, aggregated: agg-gb300-tp4-mtp-agentic.yaml gives
   // --gpu-memory-utilization 0.94, --block-size 256, --stream-interval 10.
   const auto v = load_recipe(kNvidia + "#dsv4-fp4-gb300-dynamo-vllm-agentic-mtp-agg");
   EXPECT_TRUE(has_note(v, "agentic.yaml: each worker pool's engine flags are read from its role in the srt-slurm recipe"));
-  const auto vp = expand(v);
-  const auto tp4 = std::find_if(vp.begin(), vp.end(), [](const ExpandedPoint& p) { return p.entry->tp == 4; });
-  ASSERT_NE(tp4, vp.end());
-  const auto ve = engines_for(v, *tp4, sim::EngineCosts{}, nullptr, nullptr);
+  const auto ve = engines_of_first(v, [](const ExpandedPoint& p) { return p.entry->tp == 4; });
   ASSERT_EQ(ve.size(), 1u);
   EXPECT_EQ(ve[0].config.scheduler, sim::SchedulerKind::vllm);
   EXPECT_DOUBLE_EQ(ve[0].config.mem_fraction_static, 0.94);
@@ -378,10 +385,7 @@ TEST(MasterConfig, AMultinodePoolTakesItsSrtSlurmRecipesFlags) {
   // at 0.80 with 65,536-token chunks and 1,100 state slots, decode at 0.75
   // with 4,096 and 1,024).
   const auto s = load_recipe(kNvidia + "#qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg");
-  const auto sp = expand(s);
-  const auto c64 = std::find_if(sp.begin(), sp.end(), [](const ExpandedPoint& p) { return p.conc == 64; });
-  ASSERT_NE(c64, sp.end());
-  const auto se = engines_for(s, *c64, sim::EngineCosts{}, nullptr, nullptr);
+  const auto se = engines_of_first(s, [](const ExpandedPoint& p) { return p.conc == 64; });
   ASSERT_EQ(se.size(), 2u);
   EXPECT_EQ(se[0].role, "prefill");
   EXPECT_EQ(se[0].config.scheduler, sim::SchedulerKind::sglang);
@@ -400,10 +404,7 @@ TEST(MasterConfig, AMultinodePoolTakesItsSrtSlurmRecipesFlags) {
   // ranks, the prefill pool the base's cap of 16 over its 8 ranks and the
   // section's 8,192 prefill tokens.
   const auto g = load_recipe(kNvidia + "#glm5.2-fp4-gb300-dynamo-sglang-agentic-disagg");
-  const auto gp = expand(g);
-  const auto c192 = std::find_if(gp.begin(), gp.end(), [](const ExpandedPoint& p) { return p.conc == 192; });
-  ASSERT_NE(c192, gp.end());
-  const auto ge = engines_for(g, *c192, sim::EngineCosts{}, nullptr, nullptr);
+  const auto ge = engines_of_first(g, [](const ExpandedPoint& p) { return p.conc == 192; });
   ASSERT_EQ(ge.size(), 2u);
   EXPECT_EQ(ge[0].role, "prefill");
   EXPECT_DOUBLE_EQ(ge[0].config.mem_fraction_static, 0.80);
@@ -413,9 +414,7 @@ TEST(MasterConfig, AMultinodePoolTakesItsSrtSlurmRecipesFlags) {
   EXPECT_DOUBLE_EQ(ge[1].config.mem_fraction_static, 0.85);
   EXPECT_EQ(ge[1].config.max_running_requests, 9);
   // The lowlat variants keep the base's decode fraction (0.9).
-  const auto c45 = std::find_if(gp.begin(), gp.end(), [](const ExpandedPoint& p) { return p.conc == 45; });
-  ASSERT_NE(c45, gp.end());
-  const auto le = engines_for(g, *c45, sim::EngineCosts{}, nullptr, nullptr);
+  const auto le = engines_of_first(g, [](const ExpandedPoint& p) { return p.conc == 45; });
   ASSERT_EQ(le.size(), 2u);
   EXPECT_DOUBLE_EQ(le[1].config.mem_fraction_static, 0.9);
 }
