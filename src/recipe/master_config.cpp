@@ -147,7 +147,7 @@ void read_pool_flags(WorkerSpec& w, const std::string& config_file, const std::s
   }
   const std::string recipe_role = aggregated ? "aggregated" : role;
   const auto flags = srt_slurm_role(*recipe, recipe_role, model, variant);
-  if (flags.command.empty()) {
+  if (!flags.read()) {
     notes.add("srt-slurm recipe not read", path,
               *recipe + ": role '" + recipe_role + "': " + flags.why_not +
                   "; the pool is planned at its framework's defaults");
@@ -161,7 +161,15 @@ void read_pool_flags(WorkerSpec& w, const std::string& config_file, const std::s
     }
   }
   w.server_command = flags.command;
-  if (first_pool)
+  w.trtllm = flags.trtllm;
+  if (first_pool && flags.trtllm)
+    notes.add("srt-slurm recipe", path,
+              "CONFIG_FILE=" + config_file +
+                  ": each worker pool's TensorRT-LLM options are read from its role in the srt-slurm recipe "
+                  "(free_gpu_memory_fraction, KV dtype and block, host cache size, max_batch_size, max_num_tokens, "
+                  "MTP draft length, stream interval); pool_ratio, mamba_state_config and the per-conversation "
+                  "block-reuse policy are not modelled");
+  else if (first_pool)
     notes.add("srt-slurm recipe", path,
               "CONFIG_FILE=" + config_file +
                   ": each worker pool's engine flags are read from its role in the srt-slurm recipe (memory fraction, "
@@ -282,8 +290,9 @@ Recipe MasterConfig::entry(const std::string& key) const {
   Notes notes;
   if (r.framework.find("trt") != std::string::npos)
     notes.add("framework", key + ".framework",
-              "'" + r.framework + "': the simulator sizes its pools as TensorRT-LLM does (free_gpu_memory_fraction 0.80 "
-              "of the HBM left after weights) and schedules it as SGLang");
+              "'" + r.framework + "': the simulator sizes its pools as TensorRT-LLM does (free_gpu_memory_fraction of "
+              "the HBM left after weights: its srt-slurm recipe's, else 0.80) and schedules it by in-flight batching "
+              "(context chunks and generation in one forward of max_num_tokens), with SGLang's engine costs");
   else if (r.framework == "vllm")
     notes.add("framework", key + ".framework",
               "'vllm': the simulator schedules it with vLLM's scheduler and sizes its pools as SGLang does, its "

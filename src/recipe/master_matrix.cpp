@@ -1,5 +1,6 @@
 #include "recipe/master_matrix.h"
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -59,11 +60,17 @@ std::vector<MatrixRow> plan_matrix(const MasterConfig& mc) {
         row.gpus = pe.gpus;
         row.dp = pe.dp;
         row.rank_tp = pe.config.tp;
-        row.spec_decoding = p.entry->spec_decoding;
+        // A TensorRT-LLM role without speculative_config runs no draft.
+        row.spec_decoding = pe.trtllm && pe.trtllm->max_draft_len == 0 ? "none" : p.entry->spec_decoding;
         row.kv_offloading = pe.config.hicache.enabled ? "dram" : "none";
-        row.kv_offload_backend = pe.config.hicache.enabled ? p.entry->kv_offload_backend : "";
+        // A TensorRT-LLM recipe's host cache is its own offload ("native"),
+        // sized by the recipe, whatever the entry declares.
+        row.kv_offload_backend = !pe.config.hicache.enabled              ? ""
+                                 : !p.entry->kv_offload_backend.empty() ? p.entry->kv_offload_backend
+                                 : pe.trtllm                            ? "native"
+                                                                        : "";
         row.total_cpu_dram_gb = pe.config.hicache.enabled ? p.total_cpu_dram_gb : 0;
-        row.hicache_size_gb = pe.config.hicache.enabled ? p.hicache_size_gb : 0;
+        row.hicache_size_gb = pe.config.hicache.enabled ? std::llround(pe.config.hicache.size_gb) : 0;
         row.max_conc = p.conc;
         for (const auto& line : pe.sizing) row.sizing += (row.sizing.empty() ? "" : "; ") + line;
         const auto k = std::make_tuple(row.role, row.shape(), row.ep, row.dp_attn, row.spec_decoding, row.kv_offloading,

@@ -20,6 +20,8 @@ int positive_flag(const std::string& command, const char* flag) {
 }
 }  // namespace
 
+bool runs_tensorrt_llm(const Recipe& r) { return r.framework.find("trt") != std::string::npos; }
+
 bool runs_vllm_scheduler(const Recipe& r, const ExpandedPoint& p) {
   return p.command.empty() ? r.framework.find("vllm") != std::string::npos : is_vllm_command(p.command);
 }
@@ -127,16 +129,70 @@ void shape(PointEngine& pe, const WorkerSpec& w, int conc) {
 // (Qwen3.5's, 72-80 at TP2) also set the replayed-SSM spec path
 // (--enable-linear-replayssm-spec) that the memory plan does not model, so
 // the rule's smaller figure sizes those.
+// TensorRT-LLM's max_batch_size is each rank's scheduler's own (an
+// attention-DP rank runs one), so it is per rank as it stands.
+void cap_running(PointEngine& pe, int cap, int per_rank) {
+  if (per_rank == 0 || per_rank >= pe.config.max_running_requests) return;
+  pe.recipe_running_cap = cap;
+  pe.config.max_running_requests = per_rank;
+  pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, per_rank);
+}
+
 void apply_recipe_running_cap(PointEngine& pe, const std::string& command) {
   int cap = positive_flag(command, "--max-running-requests"), per_rank = 0;
   if (cap > 0)
     per_rank = std::max(1, cap / pe.dp);
   else if ((cap = positive_flag(command, "--max-num-seqs")) > 0)
     per_rank = cap;
-  if (per_rank == 0 || per_rank >= pe.config.max_running_requests) return;
-  pe.recipe_running_cap = cap;
-  pe.config.max_running_requests = per_rank;
-  pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, per_rank);
+  cap_running(pe, cap, per_rank);
+}
+
+// A TensorRT-LLM engine as engines_for's header says; `weights` is what one
+// rank holds, `usable` its HBM.
+void apply_trtllm(PointEngine& pe, double weights, double usable) {
+  // In-flight batching (TensorRT-LLM performance-tuning guide, "Tuning Max
+  // Batch Size and Max Num Tokens"): one forward of max_num_tokens, context
+  // chunks and generation tokens together; its default is 8192
+  // (TorchLlmArgs.max_num_tokens).
+  constexpr int kDefaultMaxNumTokens = 8192;
+  constexpr double kFreeWithoutRecipe = 0.80;  // InferenceX's single-node TensorRT-LLM launchers' value
+  const TrtllmSettings t = pe.trtllm.value_or(TrtllmSettings{});
+  pe.config.scheduler = sim::SchedulerKind::vllm;
+  pe.config.max_num_batched_tokens = t.max_num_tokens > 0 ? t.max_num_tokens : kDefaultMaxNumTokens;
+  const double free = pe.trtllm ? t.free_gpu_memory_fraction : kFreeWithoutRecipe;
+  // As the memory plan's rest = usable x f - weights, f = (w + free (usable - w)) / usable.
+  pe.config.mem_fraction_static = (weights + free * (usable - weights)) / usable;
+  pe.sizing.push_back(fmt("TensorRT-LLM sizing: free_gpu_memory_fraction %.2f", free) +
+                      (pe.trtllm ? " (the recipe's)" : "") +
+                      fmt(" of the %.2f GiB left after %.2f GiB of weights = mem_fraction_static %.4f",
+                          (usable - weights) / (1024.0 * 1024 * 1024), weights / (1024.0 * 1024 * 1024),
+                          pe.config.mem_fraction_static) +
+                      fmt("; in-flight batching, %.0f tokens a forward", pe.config.max_num_batched_tokens));
+  if (!pe.trtllm) return;
+  pe.config.page_size = t.tokens_per_block;
+  if (t.kv_cache_dtype != "auto") pe.config.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(t.kv_cache_dtype);
+  if (t.stream_interval > 0) pe.config.stream_interval = t.stream_interval;
+  pe.config.spec.enabled = t.max_draft_len > 0;
+  if (t.max_draft_len > 0) {
+    pe.config.spec.num_steps = t.max_draft_len;
+    pe.config.spec.num_draft_tokens = t.max_draft_len + 1;
+  }
+  if (t.max_batch_size > 0) {
+    cap_running(pe, t.max_batch_size, t.max_batch_size);
+    if (pe.recipe_running_cap > 0)
+      pe.sizing.push_back(fmt("running requests per rank = the recipe's max_batch_size %.0f", t.max_batch_size));
+  }
+  // Host offload (TensorRT-LLM "KV Cache System", offloading to host
+  // memory): a block evicted from the GPU pool is copied to the host pool
+  // first, and a later hit copies it back: SGLang's write_back in the
+  // simulator's terms. A decode pool keeps no cache (engines_for).
+  if (t.host_cache_bytes > 0 && t.enable_block_reuse && pe.role != "decode") {
+    pe.config.hicache.enabled = true;
+    pe.config.hicache.size_gb = static_cast<double>(t.host_cache_bytes) / 1e9;
+    pe.config.hicache.write_policy = sim::WritePolicy::write_back;
+  } else {
+    pe.config.hicache = sim::HiCacheConfig{};
+  }
 }
 
 }  // namespace
@@ -201,6 +257,7 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
       }
       shape(pe, w, p.conc);
       apply_recipe_running_cap(pe, pool.command);
+      pe.trtllm = w.trtllm;
       out.push_back(std::move(pe));
     }
   }
@@ -233,21 +290,14 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
       pe.sizing.push_back(fmt("running requests per rank = ceil(2 x conc %.0f / (%.0f engines x %.0f DP ranks)) = %.0f",
                               p.conc, pe.workers, pe.dp, pe.config.max_running_requests));
   }
-  if (r.framework.find("trt") != std::string::npos && hw) {
-    // TensorRT-LLM: KV = free_gpu_memory_fraction x (HBM - weights). As the
-    // memory plan's rest = usable x f - weights, f = (w + 0.80 (usable - w)) / usable.
-    constexpr double kFree = 0.80;
+  if (runs_tensorrt_llm(r) && hw) {
     for (auto& pe : out) {
       const auto& m = pe.model ? *pe.model : *model;
-      const bool spec = pe.config.spec.enabled && m.mtp;
+      // The draft's weights only where this role runs MTP (a TensorRT-LLM
+      // recipe's role without speculative_config loads none).
+      const bool spec = (pe.trtllm ? pe.trtllm->max_draft_len > 0 : pe.config.spec.enabled) && m.mtp;
       const double draft = spec ? m.mtp->weight_bytes + m.mtp->own_embed_head_bytes : 0.0;
-      const double w = (m.total_weight_bytes() + draft) / std::max(1, pe.config.tp);
-      const double usable = hw->hbm_usable_bytes;
-      pe.config.mem_fraction_static = (w + kFree * (usable - w)) / usable;
-      pe.sizing.push_back(fmt("TensorRT-LLM sizing: free_gpu_memory_fraction %.2f of the %.2f GiB left after %.2f GiB of "
-                              "weights = mem_fraction_static %.4f",
-                              kFree, (usable - w) / (1024.0 * 1024 * 1024), w / (1024.0 * 1024 * 1024),
-                              pe.config.mem_fraction_static));
+      apply_trtllm(pe, (m.total_weight_bytes() + draft) / std::max(1, pe.config.tp), hw->hbm_usable_bytes);
     }
   }
   return out;

@@ -21,6 +21,9 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
 // (dynamo-vllm, llmd-vllm).
 bool runs_vllm_scheduler(const Recipe& r, const ExpandedPoint& p);
 
+// Whether the entry's framework is TensorRT-LLM's (trt, dynamo-trt).
+bool runs_tensorrt_llm(const Recipe& r);
+
 // One engine of a point as the memory plan sees it: the single server of a
 // single-node point, or one worker pool of a multinode point (DRAM offload on
 // the prefill side, where InferenceX budgets it). The plan sizes one rank:
@@ -43,11 +46,22 @@ struct PointEngine {
   // (--max-running-requests or --max-num-seqs, as given) where it is what
   // binds; 0: the rank's cap is InferenceX's 2 x conc split over the ranks.
   int recipe_running_cap = 0;
+  // A TensorRT-LLM pool's settings from its srt-slurm recipe; nullopt
+  // elsewhere (and for a TensorRT-LLM engine with no recipe read).
+  std::optional<TrtllmSettings> trtllm = std::nullopt;
 };
 
 // model: the point's spec (null: shapes only, nothing sized). TensorRT-LLM
-// frameworks size the KV pool as free_gpu_memory_fraction of the HBM left
-// after the weights; hw gives the HBM for that.
+// frameworks (trt, dynamo-trt) size the KV pool as free_gpu_memory_fraction
+// of the HBM left after the weights (hw gives the HBM for that: the
+// recipe's fraction, 0.80 where no recipe was read) and schedule by
+// in-flight batching: context chunks and generation tokens share one forward
+// of max_num_tokens (8192 unless the recipe sets it), which is the
+// simulator's mixed (vLLM-kind) scheduler. A recipe's role also gives the
+// rank's running cap (max_batch_size, where below the 2 x conc rule), the
+// KV block and dtype, the MTP draft length (none in a role without
+// speculative_config), the stream interval and the host cache (its
+// host_cache_size a rank, filled on eviction; none without block reuse).
 std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, const sim::EngineCosts& costs,
                                      const sim::ModelSpec* model, const sim::HardwareSpec* hw);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/command_line.h"
+#include "recipe/trtllm_settings.h"
 
 namespace agentperf::recipe {
 
@@ -25,6 +26,9 @@ struct WorkerSpec {
   // server command line (srt_slurm_recipe.h); "" when the recipe was not
   // found or gives none: the plan then takes the framework's defaults.
   std::string server_command;
+  // A TensorRT-LLM pool's settings from its recipe (trtllm_settings.h), in
+  // place of a command line; nullopt when the recipe is not TensorRT-LLM's.
+  std::optional<TrtllmSettings> trtllm;
   int gpus() const { return tp * pp * pcp; }
 };
 

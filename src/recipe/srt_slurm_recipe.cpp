@@ -7,14 +7,19 @@
 
 #include "common/error.h"
 #include "recipe/yaml_node.h"
+#include "sim/engine_config.h"
 
 namespace agentperf::recipe {
 
 namespace fs = std::filesystem;
 
 std::optional<std::string> find_srt_slurm_recipe(const std::string& master_file, const std::string& config_file) {
-  const std::string prefix = "recipes/";
-  const std::string rest = config_file.rfind(prefix, 0) == 0 ? config_file.substr(prefix.size()) : config_file;
+  std::string rest = config_file;
+  for (const std::string prefix : {"recipes/", "benchmarks/multi_node/srt-slurm-recipes/"})
+    if (config_file.rfind(prefix, 0) == 0) {
+      rest = config_file.substr(prefix.size());
+      break;
+    }
   std::error_code ec;
   fs::path dir = fs::absolute(fs::path(master_file), ec).parent_path();
   while (!dir.empty()) {
@@ -72,6 +77,52 @@ YAML::Node merge(const YAML::Node& base, const YAML::Node& over) {
   return out;
 }
 
+// A TensorRT-LLM role's options (trtllm_settings.h). A field the plan reads
+// must have the kind TensorRT-LLM takes; the rest are not looked at.
+TrtllmSettings trtllm_settings(const detail::Node& role) {
+  TrtllmSettings t;
+  auto positive = [&](const detail::Node& n, const char* key, int& into) {
+    if (!n.has(key)) return;
+    const auto v = n[key].as<long long>("a positive integer");
+    if (v <= 0 || v > (1 << 30)) n[key].fail("expected a positive integer, got " + std::to_string(v));
+    into = static_cast<int>(v);
+  };
+  const detail::Node kv = role["kv_cache_config"];
+  if (kv.is_map()) {
+    if (kv.has("free_gpu_memory_fraction")) {
+      t.free_gpu_memory_fraction = kv["free_gpu_memory_fraction"].as<double>("a fraction in (0, 1]");
+      if (!(t.free_gpu_memory_fraction > 0 && t.free_gpu_memory_fraction <= 1))
+        kv["free_gpu_memory_fraction"].fail("expected a fraction in (0, 1]");
+    }
+    positive(kv, "tokens_per_block", t.tokens_per_block);
+    if (kv.has("dtype")) {
+      t.kv_cache_dtype = kv["dtype"].as<std::string>("a KV cache dtype");
+      try {
+        (void)sim::parse_kv_cache_dtype(t.kv_cache_dtype);
+      } catch (const UserError& e) {
+        kv["dtype"].fail(e.what());
+      }
+    }
+    if (kv.has("host_cache_size")) {
+      t.host_cache_bytes = kv["host_cache_size"].as<std::int64_t>("a size in bytes");
+      if (t.host_cache_bytes < 0) kv["host_cache_size"].fail("expected a size in bytes, at least 0");
+    }
+    if (kv.has("enable_block_reuse")) t.enable_block_reuse = kv["enable_block_reuse"].as<bool>("true or false");
+  } else if (role.has("kv_cache_config")) {
+    role["kv_cache_config"].fail("expected a mapping");
+  }
+  positive(role, "max_batch_size", t.max_batch_size);
+  positive(role, "max_num_tokens", t.max_num_tokens);
+  positive(role, "stream_interval", t.stream_interval);
+  const detail::Node spec = role["speculative_config"];
+  if (spec.is_map() && spec.has("max_draft_len")) {
+    const auto v = spec["max_draft_len"].as<long long>("a draft length");
+    if (v < 0 || v > 64) spec["max_draft_len"].fail("expected a draft length in [0, 64], got " + std::to_string(v));
+    t.max_draft_len = static_cast<int>(v);
+  }
+  return t;
+}
+
 }  // namespace
 
 std::pair<std::string, std::optional<SrtSlurmVariant>> split_srt_slurm_config_file(const std::string& config_file) {
@@ -101,7 +152,7 @@ SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, co
     doc = merge(base, slice(section, variant->index, path + ": " + variant->section));
   }
   const YAML::Node backend = doc["backend"];
-  if (!backend) return {"", "the recipe has no backend section"};
+  if (!backend) return {"", std::nullopt, "the recipe has no backend section"};
   if (!backend.IsMap()) throw UserError(path + ": field 'backend': expected a mapping of the engine's settings");
   std::string launcher;
   YAML::Node config;
@@ -112,13 +163,18 @@ SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, co
     launcher = "vllm serve " + model;
     config = backend["vllm_config"];
   } else if (backend["trtllm_config"]) {
-    return {"", "a TensorRT-LLM recipe (trtllm_config), whose engine settings are not read"};
+    const detail::Node trt(backend["trtllm_config"], "backend.trtllm_config", path);
+    if (!trt.is_map()) trt.fail("expected a mapping of roles");
+    if (!trt.has(role.c_str())) return {"", std::nullopt, "the recipe's engine config has no '" + role + "' role"};
+    const detail::Node r = trt[role.c_str()];
+    if (!r.is_map()) r.fail("expected a mapping of TensorRT-LLM options");
+    return {"", trtllm_settings(r), ""};
   } else {
-    return {"", "the recipe's backend has no sglang_config or vllm_config"};
+    return {"", std::nullopt, "the recipe's backend has no sglang_config, vllm_config or trtllm_config"};
   }
   if (!config.IsMap()) throw UserError(path + ": the backend's engine config: expected a mapping of roles");
   const YAML::Node flags = config[role];
-  if (!flags) return {"", "the recipe's engine config has no '" + role + "' role"};
+  if (!flags) return {"", std::nullopt, "the recipe's engine config has no '" + role + "' role"};
   if (!flags.IsMap())
     throw UserError(path + ": the backend's '" + role + "' role: expected a mapping of flag names to values");
   std::string command = launcher;
@@ -138,7 +194,7 @@ SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, co
         if (item.IsScalar()) command += " " + token(item.as<std::string>());
     }
   }
-  return {command, ""};
+  return {command, std::nullopt, ""};
 }
 
 }  // namespace agentperf::recipe

@@ -12,10 +12,10 @@
 // that folder. A recipe's `backend` holds the engine's arguments per role:
 // `sglang_config` or `vllm_config`, each with `prefill` and `decode` (a
 // disaggregated deployment) or `aggregated`, as a mapping of flag names
-// (without the dashes) to values; `trtllm_config` is TensorRT-LLM's own
-// YAML and is not read here.
+// (without the dashes) to values; `trtllm_config` holds TensorRT-LLM's own
+// LLM-API options per role, read into TrtllmSettings (trtllm_settings.h).
 //
-// The flags become one command line per role ("vllm serve ..." or
+// The SGLang and vLLM flags become one command line per role ("vllm serve ..." or
 // "python3 -m sglang.launch_server ..."), which the plan reads with the same
 // rules as a single-node launcher's command (engine_config_for in
 // point_engine_config.h): one reading of a flag for both.
@@ -24,19 +24,26 @@
 #include <string>
 #include <utility>
 
+#include "recipe/trtllm_settings.h"
+
 namespace agentperf::recipe {
 
 // The recipe file of `config_file` (as the entry gives it, "recipes/...")
 // for the master config at `master_file`: the first
 // benchmarks/multi_node/srt-slurm-recipes/<rest> found in the master
 // file's folder or one of its parents; nullopt when none is (a master
-// config copied out of its checkout).
+// config copied out of its checkout). A CONFIG_FILE may also be spelled
+// benchmarks/multi_node/srt-slurm-recipes/<rest>: the GB300 runner copies
+// those folders to the same path inside its srt-slurm checkout
+// (runners/launch_gb300-nv.sh, InferenceX @ 843c6254ff69).
 std::optional<std::string> find_srt_slurm_recipe(const std::string& master_file, const std::string& config_file);
 
 // What a recipe gives for one worker pool.
 struct SrtSlurmRole {
-  std::string command;  // the role's flags as a server command line; "" when the recipe has none to read
-  std::string why_not;  // when command is "": why (a TensorRT-LLM recipe, no such role)
+  std::string command;  // an SGLang or vLLM role's flags as a server command line
+  std::optional<TrtllmSettings> trtllm;  // a TensorRT-LLM role's settings
+  std::string why_not;  // when neither: why (no backend, no such role)
+  bool read() const { return !command.empty() || trtllm.has_value(); }
 };
 
 // An override variant of a recipe: srt-slurm's override files hold a `base`
@@ -60,7 +67,8 @@ std::pair<std::string, std::optional<SrtSlurmVariant>> split_srt_slurm_config_fi
 // The flags of `role` ("prefill", "decode" or "aggregated") in the recipe at
 // `path` (its `variant`, when given), for the model `model` (the command's
 // model argument). Throws UserError naming the file when it is not valid
-// YAML, its backend is not a mapping, or the variant is not in it.
+// YAML, its backend is not a mapping, the variant is not in it, or a
+// TensorRT-LLM field that is read has a value of the wrong kind.
 SrtSlurmRole srt_slurm_role(const std::string& path, const std::string& role, const std::string& model,
                             const std::optional<SrtSlurmVariant>& variant = std::nullopt);
 

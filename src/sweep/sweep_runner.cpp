@@ -620,24 +620,21 @@ class Sweep {
         sim::load_engine_costs(!o_.engine_profile.empty() ? o_.engine_profile : vllm ? "vllm" : "sglang");
     replay::ReplayConfig cfg = replay_config_for(p, dir);
     cfg.benchmark_id = "sim-predict/" + recipe_.name + "/" + p.exp_name;
-    // A DP-attention point (single node): its DP ranks, each sized as the
-    // memory plan sizes one (recipe/point_engine_config.h), behind a
-    // session-sticky router, stepping in lockstep (sim/lockstep_group.h);
-    // every other point one engine of the point's TP.
+    // The point's engines as the matrix plans them (recipe::engines_for):
+    // a DP-attention point's DP ranks, each sized as the memory plan sizes
+    // one, behind a session-sticky router, stepping in lockstep
+    // (sim/lockstep_group.h); a TensorRT-LLM entry sized and scheduled as
+    // TensorRT-LLM; every other single-node point one engine of its TP.
     PointRanks served;
     if (p.entry->multinode()) {
-      // Its worker pools (recipe::engines_for): an aggregated entry's
-      // replicas, or prefill and decode pools with the KV transfer between.
+      // Its worker pools: an aggregated entry's replicas, or prefill and
+      // decode pools with the KV transfer between.
       served = multinode_ranks(recipe::engines_for(recipe_, p, costs, &model, &hw), model, hw);
-      cfg.routing_headers = served.routing_headers;
-    } else if (p.entry->dp_attn) {
+    } else {
       const recipe::PointEngine pe = recipe::engines_for(recipe_, p, costs, &model, &hw).front();
       served = point_ranks(pe, model, hw, pe.config);
-      cfg.routing_headers = served.routing_headers;
-    } else {
-      served.owned.push_back(std::make_unique<sim::Engine>(model, hw, recipe::engine_config_for(p, costs)));
-      served.ranks.push_back(served.owned.back().get());
     }
+    cfg.routing_headers = served.routing_headers;
     const auto& ranks = served.ranks;
     const auto& vo = served.options;
     const sim::Engine& engine = *served.owned.front();

@@ -451,6 +451,161 @@ TEST(SrtSlurmRecipe, AVariantSlicesItsListsAndMergesIntoTheBase) {
   fs::remove(file);
 }
 
+// A TensorRT-LLM recipe's roles are read into TrtllmSettings: given fields
+// as written, TensorRT-LLM's defaults for the rest, a wrong kind named with
+// its file and key.
+TEST(SrtSlurmRecipe, ATensorRtLlmRoleGivesItsOptions) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("agentperf_trt_" + std::to_string(::getpid()) + ".yaml");
+  {
+    std::ofstream(file) << "backend:\n"
+                           "  trtllm_config:\n"
+                           "    prefill:\n"
+                           "      kv_cache_config: {free_gpu_memory_fraction: 0.75, tokens_per_block: 64, dtype: fp8,\n"
+                           "                        host_cache_size: 100000000000}\n"
+                           "      max_batch_size: 256\n"
+                           "      max_num_tokens: 8192\n"
+                           "    decode:\n"
+                           "      kv_cache_config: {enable_block_reuse: false}\n"
+                           "      max_batch_size: 5\n"
+                           "      max_num_tokens: 30\n"
+                           "      speculative_config: {decoding_type: MTP, max_draft_len: 5}\n"
+                           "      stream_interval: 20\n";
+  }
+  const auto prefill = srt_slurm_role(file.string(), "prefill", "m");
+  ASSERT_TRUE(prefill.trtllm.has_value());
+  EXPECT_TRUE(prefill.command.empty());
+  EXPECT_DOUBLE_EQ(prefill.trtllm->free_gpu_memory_fraction, 0.75);
+  EXPECT_EQ(prefill.trtllm->tokens_per_block, 64);
+  EXPECT_EQ(prefill.trtllm->kv_cache_dtype, "fp8");
+  EXPECT_EQ(prefill.trtllm->host_cache_bytes, 100000000000);
+  EXPECT_TRUE(prefill.trtllm->enable_block_reuse);
+  EXPECT_EQ(prefill.trtllm->max_batch_size, 256);
+  EXPECT_EQ(prefill.trtllm->max_draft_len, 0);  // no speculative_config
+  const auto decode = srt_slurm_role(file.string(), "decode", "m");
+  ASSERT_TRUE(decode.trtllm.has_value());
+  EXPECT_DOUBLE_EQ(decode.trtllm->free_gpu_memory_fraction, 0.9);  // KvCacheConfig's default
+  EXPECT_EQ(decode.trtllm->tokens_per_block, 32);                  // its default block
+  EXPECT_FALSE(decode.trtllm->enable_block_reuse);
+  EXPECT_EQ(decode.trtllm->max_num_tokens, 30);
+  EXPECT_EQ(decode.trtllm->max_draft_len, 5);
+  EXPECT_EQ(decode.trtllm->stream_interval, 20);
+  const auto agg = srt_slurm_role(file.string(), "aggregated", "m");
+  EXPECT_FALSE(agg.read());
+  EXPECT_NE(agg.why_not.find("no 'aggregated' role"), std::string::npos) << agg.why_not;
+  // A field of the wrong kind is one line naming the file and the key.
+  std::string text;
+  {
+    std::ifstream in(file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  auto error_with = [&](const std::string& from, const std::string& to, const std::string& role) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    std::ofstream(file) << t;
+    try {
+      (void)srt_slurm_role(file.string(), role, "m");
+    } catch (const UserError& ex) {
+      return std::string(ex.what());
+    }
+    return std::string();
+  };
+  std::string e = error_with("max_num_tokens: 30", "max_num_tokens: many", "decode");
+  EXPECT_NE(e.find(file.string()), std::string::npos) << e;
+  EXPECT_NE(e.find("backend.trtllm_config.decode.max_num_tokens: expected a positive integer"), std::string::npos) << e;
+  e = error_with("max_batch_size: 5", "max_batch_size: 0", "decode");
+  EXPECT_NE(e.find("max_batch_size: expected a positive integer, got 0"), std::string::npos) << e;
+  e = error_with("free_gpu_memory_fraction: 0.75", "free_gpu_memory_fraction: 1.5", "prefill");
+  EXPECT_NE(e.find("kv_cache_config.free_gpu_memory_fraction: expected a fraction in (0, 1]"), std::string::npos) << e;
+  e = error_with("dtype: fp8", "dtype: fp7", "prefill");
+  EXPECT_NE(e.find("kv_cache_config.dtype"), std::string::npos) << e;
+  fs::remove(file);
+}
+
+// A TensorRT-LLM pool runs as its recipe's role says: in-flight batching
+// (the mixed scheduler) under max_num_tokens, max_batch_size a rank, the
+// KV share, block, dtype, MTP drafts, stream interval and host cache; a
+// TensorRT-LLM engine with no recipe gets the framework's defaults.
+TEST(PointEngineConfig, ATensorRtLlmPoolRunsItsRecipesOptions) {
+  const sim::ModelSpec model = sim::load_model_spec("glm-5.2-nvfp4");
+  const sim::HardwareSpec hw = sim::load_hardware_spec("gb300");
+  Recipe r;
+  r.framework = "dynamo-trt";
+  SearchSpaceEntry e;
+  e.tp = 4;
+  e.spec_decoding = "mtp";
+  e.prefill = WorkerSpec{};
+  e.prefill->num_worker = 1;
+  e.prefill->tp = 4;
+  e.prefill->ep = 4;
+  e.prefill->dp_attn = true;
+  e.decode = WorkerSpec{};
+  e.decode->num_worker = 4;
+  e.decode->tp = 4;
+  e.decode->ep = 4;
+  ExpandedPoint p;
+  p.entry = &e;
+  p.conc = 30;
+  p.max_running_requests = 60;
+  p.cuda_graph_max_bs = 60;
+  TrtllmSettings pre;
+  pre.free_gpu_memory_fraction = 0.75;
+  pre.tokens_per_block = 64;
+  pre.kv_cache_dtype = "fp8";
+  pre.host_cache_bytes = 137438953472;
+  pre.max_batch_size = 256;
+  pre.max_num_tokens = 8192;
+  TrtllmSettings dec;
+  dec.enable_block_reuse = false;
+  dec.max_batch_size = 2;
+  dec.max_num_tokens = 12;
+  dec.max_draft_len = 5;
+  dec.stream_interval = 20;
+  e.prefill->trtllm = pre;
+  e.decode->trtllm = dec;
+  const auto pools = engines_for(r, p, sim::EngineCosts{}, &model, &hw);
+  ASSERT_EQ(pools.size(), 2u);
+  const auto& pf = pools[0].config;
+  EXPECT_EQ(pf.scheduler, sim::SchedulerKind::vllm);
+  EXPECT_EQ(pf.max_num_batched_tokens, 8192);
+  EXPECT_EQ(pf.page_size, 64);
+  EXPECT_EQ(pf.kv_cache_dtype_bytes, 1);
+  EXPECT_FALSE(pf.spec.enabled);  // the prefill role has no speculative_config
+  EXPECT_TRUE(pf.hicache.enabled);
+  EXPECT_NEAR(pf.hicache.size_gb, 137.44, 0.01);
+  EXPECT_EQ(pf.hicache.write_policy, sim::WritePolicy::write_back);
+  EXPECT_EQ(pf.max_running_requests, 15);  // ceil(2 x 30 / 4 DP ranks), under max_batch_size 256
+  std::string sizing;
+  for (const auto& line : pools[0].sizing) sizing += line + "\n";
+  EXPECT_NE(sizing.find("free_gpu_memory_fraction 0.75 (the recipe's)"), std::string::npos) << sizing;
+  const auto& dc = pools[1].config;
+  EXPECT_EQ(dc.scheduler, sim::SchedulerKind::vllm);
+  EXPECT_EQ(dc.max_num_batched_tokens, 12);
+  EXPECT_EQ(dc.max_running_requests, 2);  // max_batch_size, below ceil(60 / 4 engines) = 15
+  EXPECT_EQ(pools[1].recipe_running_cap, 2);
+  EXPECT_TRUE(dc.spec.enabled);
+  EXPECT_EQ(dc.spec.num_steps, 5);
+  EXPECT_EQ(dc.spec.num_draft_tokens, 6);
+  EXPECT_EQ(dc.stream_interval, 20);
+  EXPECT_FALSE(dc.hicache.enabled);
+  // The decode rank's 0.9 of its free memory (TensorRT-LLM's default) is a
+  // larger static share than the prefill rank's 0.75.
+  EXPECT_GT(dc.mem_fraction_static, pf.mem_fraction_static);
+  // No recipe read: in-flight batching at TensorRT-LLM's 8192 tokens, the
+  // 0.80 share, the entry's MTP.
+  e.prefill->trtllm.reset();
+  e.decode->trtllm.reset();
+  const auto plain = engines_for(r, p, sim::EngineCosts{}, &model, &hw);
+  EXPECT_EQ(plain[1].config.scheduler, sim::SchedulerKind::vllm);
+  EXPECT_EQ(plain[1].config.max_num_batched_tokens, 8192);
+  EXPECT_TRUE(plain[1].config.spec.enabled);
+  sizing.clear();
+  for (const auto& line : plain[1].sizing) sizing += line + "\n";
+  EXPECT_NE(sizing.find("free_gpu_memory_fraction 0.80 of"), std::string::npos) << sizing;
+}
+
 TEST(MasterConfig, ABrokenSrtSlurmRecipeIsNamed) {
   namespace fs = std::filesystem;
   const fs::path root = fs::temp_directory_path() / ("agentperf_srt_" + std::to_string(::getpid()));
@@ -724,16 +879,37 @@ TEST(MasterConfig, PoolsMatchHandDerivations) {
   EXPECT_EQ(qwen.plan.kv_tokens, static_cast<std::int64_t>(std::floor(kv_budget / (7680 + 512))));
   EXPECT_EQ(qwen.plan.max_running_requests, 128);
 
-  // TensorRT-LLM sizing: Qwen3.5 NVFP4-V2 on one GB300 (prefill DEP1, conc 52):
-  // KV share 0.80 of what the 255.268 GB of weights leave of 288 GB.
-  const auto& trt = find("qwen3.5-fp4-gb300-dynamo-trt-agentic-disagg", "prefill 2x TP1 DPA, mtp");
-  const double w1 = 19.6e9 + 1.0e9 + 217.4e9 + 13.2e9 + 4.068e9;
+  // TensorRT-LLM sizing from the srt-slurm recipe
+  // (disagg-gb300-2p2d-dep1-tep2-c52-b4-mtp-kvoffload.yaml): Qwen3.5
+  // NVFP4-V2 on one GB300 (prefill DEP1, conc 52). The prefill role has no
+  // speculative_config, so no MTP weights, draft KV or verify states; its KV
+  // share is free_gpu_memory_fraction 0.8 of what the 238.0 GB of weights
+  // leave of 288 GB; its host cache is the recipe's 137,438,953,472 B; its
+  // blocks are 64 tokens. Running: 2 x 52 over 2 engines = 52, under
+  // max_batch_size 64.
+  const auto& trt = find("qwen3.5-fp4-gb300-dynamo-trt-agentic-disagg", "prefill 2x TP1 DPA, dram (native)");
+  const double w1 = 19.6e9 + 1.0e9 + 217.4e9;
   const double rest1 = 0.8 * (288e9 - w1);
   const double state1 = 45.0 * (12288 * 3 * 2 + 64 * 128 * 128 * 2);
-  const auto slots1 = static_cast<std::int64_t>(std::floor(rest1 * 0.9 / 1.9 / (state1 * (1 + 4.0 / 3))));
+  const auto slots1 = static_cast<std::int64_t>(std::floor(rest1 * 0.9 / 1.9 / state1));
+  EXPECT_EQ(slots1, 193);
   EXPECT_EQ(trt.plan.mamba_slots, slots1);
-  const double kv1 = rest1 - std::min<double>(104, slots1 / 3) * 4 * state1 - static_cast<double>(slots1) * state1;
-  EXPECT_NEAR(static_cast<double>(trt.plan.kv_tokens), std::floor(kv1 / (15 * 2 * 2 * 256 + 2 * 2 * 256)), 1.0);
+  const double kv1 = rest1 - static_cast<double>(slots1) * state1;
+  EXPECT_EQ(trt.plan.kv_tokens, static_cast<std::int64_t>(std::floor(kv1 / (15 * 2 * 2 * 256))) / 64 * 64);
+  EXPECT_EQ(trt.plan.max_running_requests, 52);
+  EXPECT_EQ(trt.hicache_size_gb, 137);
+  EXPECT_EQ(trt.spec_decoding, "none");
+  // Its decode pool (TP2 EP2, MTP with 6 drafts): max_batch_size 4 a rank.
+  const auto& trt_decode = find("qwen3.5-fp4-gb300-dynamo-trt-agentic-disagg", "decode 2x TP2 EP2, mtp");
+  EXPECT_EQ(trt_decode.plan.max_running_requests, 4);
+  EXPECT_EQ(trt_decode.hicache_size_gb, 0);
+  // A CONFIG_FILE spelled benchmarks/multi_node/srt-slurm-recipes/... (the
+  // DeepSeek-V4 GB300 entry's) is found too: its c24 recipe runs six TEP4
+  // decode engines of max_batch_size 4, and its prefill's host cache is
+  // 193,273,528,320 B a rank.
+  EXPECT_EQ(find("dsv4-fp4-gb300-dynamo-trt-agentx", "decode 6x TP4 EP4, mtp").plan.max_running_requests, 4);
+  EXPECT_EQ(find("dsv4-fp4-gb300-dynamo-trt-agentx", "prefill 1x TP4 EP4 DPA, mtp, dram (native)").hicache_size_gb,
+            193);
 }
 
 // A launcher's scheduling flags reach the simulated engine as SGLang reads

@@ -3,8 +3,10 @@
 
 Usage: extract_srt_slurm_recipes.py GIT_DIR REVISION [OUT_DIR]
   GIT_DIR: a clone (or bare mirror) of github.com/SemiAnalysisAI/InferenceX
-  For every CONFIG_FILE=recipes/<rest> in OUT_DIR/{nvidia,amd}-master-agentic.yaml
-  (default OUT_DIR: this directory) whose
+  For every CONFIG_FILE=recipes/<rest> (or its other spelling,
+  CONFIG_FILE=benchmarks/multi_node/srt-slurm-recipes/<rest>, which the GB300
+  runner copies to the same path inside its srt-slurm checkout) in
+  OUT_DIR/{nvidia,amd}-master-agentic.yaml (default OUT_DIR: this directory) whose
   benchmarks/multi_node/srt-slurm-recipes/<rest> exists at REVISION, writes
   OUT_DIR/benchmarks/multi_node/srt-slurm-recipes/<rest> holding the recipe's
   `name` and its backend's engine configs (sglang_config, vllm_config or
@@ -22,7 +24,8 @@ import sys
 
 import yaml
 
-CONFIG = re.compile(r"CONFIG_FILE=(recipes/[^\s\"']+)")
+PREFIXES = ("recipes/", "benchmarks/multi_node/srt-slurm-recipes/")
+CONFIG = re.compile(r"CONFIG_FILE=((?:recipes/|benchmarks/multi_node/srt-slurm-recipes/)[^\s\"']+)")
 ENGINE_KEYS = ("sglang_config", "vllm_config", "trtllm_config")
 
 
@@ -49,7 +52,7 @@ def main():
     # once, its base and every override section trimmed alike.
     names = {name.split(":", 1)[0] for name in names}
     for name in sorted(names):
-        rest = name[len("recipes/"):]
+        rest = next(name[len(p):] for p in PREFIXES if name.startswith(p))
         source = f"benchmarks/multi_node/srt-slurm-recipes/{rest}"
         try:
             text = subprocess.check_output(["git", "--git-dir", git_dir, "show", f"{full}:{source}"], text=True,
