@@ -1,5 +1,7 @@
 #include "recipe/inferencex_map.h"
 
+#include <algorithm>
+
 namespace agentperf::recipe {
 
 // Checkpoint (model, precision) -> data/models spec. The master configs of
@@ -120,6 +122,33 @@ double launcher_memory_fraction(const std::string& framework, const std::string&
     if (model_prefix.rfind("minimaxm3", 0) == 0) return hardware == "mi355x" ? 0.85 : 0.90;
   }
   return 0.80;
+}
+
+std::optional<TrtllmSettings> launcher_trtllm_settings(const std::string& model_prefix, const std::string& hardware,
+                                                       int tp, int conc) {
+  // MiniMax-M3 NVFP4 with EAGLE3 on B200 and B300
+  // (benchmarks/single_node/agentic/minimaxm3_fp4_b200_trt_mtp.sh and
+  // minimaxm3_fp4_b300_trt_mtp.sh, InferenceX @ 843c6254ff69, last changed
+  // 2026-08-21): free_gpu_memory_fraction 0.94, 128-token FP8 blocks with
+  // reuse, max_num_tokens 16384, max_batch_size = CONC, three draft tokens,
+  // stream_interval 20, and a host cache pinned per topology whatever the
+  // arm's KV_OFFLOADING (B200: 200 GiB at TP8, else 250 GiB; B300: 288 GiB
+  // at TP8, else 361.9 GiB).
+  if (model_prefix.rfind("minimaxm3", 0) != 0 || (hardware != "b200" && hardware != "b300")) return std::nullopt;
+  TrtllmSettings t;
+  t.free_gpu_memory_fraction = 0.94;
+  t.tokens_per_block = 128;
+  t.kv_cache_dtype = "fp8";
+  t.enable_block_reuse = true;
+  t.max_num_tokens = 16384;
+  t.max_batch_size = std::max(1, conc);
+  t.max_draft_len = 3;
+  t.stream_interval = 20;
+  if (hardware == "b200")
+    t.host_cache_bytes = tp == 8 ? 214748364800 : 268435456000;
+  else
+    t.host_cache_bytes = tp == 8 ? 309237645312 : 388554555392;
+  return t;
 }
 
 }  // namespace agentperf::recipe

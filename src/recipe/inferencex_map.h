@@ -5,8 +5,11 @@
 // there.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "recipe/trtllm_settings.h"
 
 namespace agentperf::recipe {
 
@@ -45,5 +48,13 @@ std::string default_corpus_for(const std::string& model_prefix);
 // inferencex_map.cpp).
 double launcher_memory_fraction(const std::string& framework, const std::string& model_prefix,
                                 const std::string& hardware, int tp, bool dp_attention, int conc);
+
+// The TensorRT-LLM options a single-node InferenceX agentic launcher writes
+// into the extra-options YAML it passes to `trtllm-serve --config`, for its
+// model prefix on its GPU (the sim spec's name) at TP `tp` and concurrency
+// `conc`; nullopt where the table has no row (launchers and values in
+// inferencex_map.cpp).
+std::optional<TrtllmSettings> launcher_trtllm_settings(const std::string& model_prefix, const std::string& hardware,
+                                                       int tp, int conc);
 
 }  // namespace agentperf::recipe

@@ -291,7 +291,7 @@ Recipe MasterConfig::entry(const std::string& key) const {
   if (r.framework.find("trt") != std::string::npos)
     notes.add("framework", key + ".framework",
               "'" + r.framework + "': the simulator sizes its pools as TensorRT-LLM does (free_gpu_memory_fraction of "
-              "the HBM left after weights: its srt-slurm recipe's, else 0.80) and schedules it by in-flight batching "
+              "the HBM left after weights: its srt-slurm recipe's or launcher's, else TensorRT-LLM's default 0.9) and schedules it by in-flight batching "
               "(context chunks and generation in one forward of max_num_tokens), with SGLang's engine costs");
   else if (r.framework == "vllm")
     notes.add("framework", key + ".framework",

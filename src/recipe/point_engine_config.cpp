@@ -155,15 +155,15 @@ void apply_trtllm(PointEngine& pe, double weights, double usable) {
   // chunks and generation tokens together; its default is 8192
   // (TorchLlmArgs.max_num_tokens).
   constexpr int kDefaultMaxNumTokens = 8192;
-  constexpr double kFreeWithoutRecipe = 0.80;  // InferenceX's single-node TensorRT-LLM launchers' value
+  // Nothing read: TensorRT-LLM's own defaults (free_gpu_memory_fraction 0.9).
   const TrtllmSettings t = pe.trtllm.value_or(TrtllmSettings{});
   pe.config.scheduler = sim::SchedulerKind::vllm;
   pe.config.max_num_batched_tokens = t.max_num_tokens > 0 ? t.max_num_tokens : kDefaultMaxNumTokens;
-  const double free = pe.trtllm ? t.free_gpu_memory_fraction : kFreeWithoutRecipe;
+  const double free = t.free_gpu_memory_fraction;
   // As the memory plan's rest = usable x f - weights, f = (w + free (usable - w)) / usable.
   pe.config.mem_fraction_static = (weights + free * (usable - weights)) / usable;
   pe.sizing.push_back(fmt("TensorRT-LLM sizing: free_gpu_memory_fraction %.2f", free) +
-                      (pe.trtllm ? " (the recipe's)" : "") +
+                      (pe.trtllm ? " (the launcher's or recipe's)" : " (TensorRT-LLM's default)") +
                       fmt(" of the %.2f GiB left after %.2f GiB of weights = mem_fraction_static %.4f",
                           (usable - weights) / (1024.0 * 1024 * 1024), weights / (1024.0 * 1024 * 1024),
                           pe.config.mem_fraction_static) +
@@ -212,6 +212,9 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
       pe.config.mem_fraction_static =
           launcher_memory_fraction(r.framework, r.model_prefix, r.sim_hardware_spec, e.tp, e.dp_attn, p.conc);
     }
+    // A TensorRT-LLM launcher's options (its extra-options YAML).
+    if (runs_tensorrt_llm(r))
+      pe.trtllm = launcher_trtllm_settings(r.model_prefix, r.sim_hardware_spec, e.tp, p.conc);
     if (e.dp_attn || e.pp > 1 || e.pcp > 1) {
       WorkerSpec w;
       w.num_worker = 1;

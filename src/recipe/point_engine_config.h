@@ -46,19 +46,21 @@ struct PointEngine {
   // (--max-running-requests or --max-num-seqs, as given) where it is what
   // binds; 0: the rank's cap is InferenceX's 2 x conc split over the ranks.
   int recipe_running_cap = 0;
-  // A TensorRT-LLM pool's settings from its srt-slurm recipe; nullopt
-  // elsewhere (and for a TensorRT-LLM engine with no recipe read).
+  // A TensorRT-LLM engine's options from its srt-slurm recipe or its
+  // launcher; nullopt elsewhere (and where neither is known).
   std::optional<TrtllmSettings> trtllm = std::nullopt;
 };
 
 // model: the point's spec (null: shapes only, nothing sized). TensorRT-LLM
 // frameworks (trt, dynamo-trt) size the KV pool as free_gpu_memory_fraction
-// of the HBM left after the weights (hw gives the HBM for that: the
-// recipe's fraction, 0.80 where no recipe was read) and schedule by
+// of the HBM left after the weights (hw gives the HBM for that) and
+// schedule by
 // in-flight batching: context chunks and generation tokens share one forward
 // of max_num_tokens (8192 unless the recipe sets it), which is the
-// simulator's mixed (vLLM-kind) scheduler. A recipe's role also gives the
-// rank's running cap (max_batch_size, where below the 2 x conc rule), the
+// simulator's mixed (vLLM-kind) scheduler. The options are a multinode
+// pool's srt-slurm recipe's role, a single-node entry's launcher's
+// (launcher_trtllm_settings), else TensorRT-LLM's defaults (fraction 0.9).
+// Read options also give the rank's running cap (max_batch_size, where below the 2 x conc rule), the
 // KV block and dtype, the MTP draft length (none in a role without
 // speculative_config), the stream interval and the host cache (its
 // host_cache_size a rank, filled on eviction; none without block reuse).

@@ -579,7 +579,7 @@ TEST(PointEngineConfig, ATensorRtLlmPoolRunsItsRecipesOptions) {
   EXPECT_EQ(pf.max_running_requests, 15);  // ceil(2 x 30 / 4 DP ranks), under max_batch_size 256
   std::string sizing;
   for (const auto& line : pools[0].sizing) sizing += line + "\n";
-  EXPECT_NE(sizing.find("free_gpu_memory_fraction 0.75 (the recipe's)"), std::string::npos) << sizing;
+  EXPECT_NE(sizing.find("free_gpu_memory_fraction 0.75 (the launcher's or recipe's)"), std::string::npos) << sizing;
   const auto& dc = pools[1].config;
   EXPECT_EQ(dc.scheduler, sim::SchedulerKind::vllm);
   EXPECT_EQ(dc.max_num_batched_tokens, 12);
@@ -593,8 +593,8 @@ TEST(PointEngineConfig, ATensorRtLlmPoolRunsItsRecipesOptions) {
   // The decode rank's 0.9 of its free memory (TensorRT-LLM's default) is a
   // larger static share than the prefill rank's 0.75.
   EXPECT_GT(dc.mem_fraction_static, pf.mem_fraction_static);
-  // No recipe read: in-flight batching at TensorRT-LLM's 8192 tokens, the
-  // 0.80 share, the entry's MTP.
+  // No recipe read: TensorRT-LLM's defaults (in-flight batching at 8192
+  // tokens, 0.9 of the free memory), the entry's MTP.
   e.prefill->trtllm.reset();
   e.decode->trtllm.reset();
   const auto plain = engines_for(r, p, sim::EngineCosts{}, &model, &hw);
@@ -603,7 +603,7 @@ TEST(PointEngineConfig, ATensorRtLlmPoolRunsItsRecipesOptions) {
   EXPECT_TRUE(plain[1].config.spec.enabled);
   sizing.clear();
   for (const auto& line : plain[1].sizing) sizing += line + "\n";
-  EXPECT_NE(sizing.find("free_gpu_memory_fraction 0.80 of"), std::string::npos) << sizing;
+  EXPECT_NE(sizing.find("free_gpu_memory_fraction 0.90 (TensorRT-LLM's default)"), std::string::npos) << sizing;
 }
 
 TEST(MasterConfig, ABrokenSrtSlurmRecipeIsNamed) {
@@ -910,6 +910,12 @@ TEST(MasterConfig, PoolsMatchHandDerivations) {
   EXPECT_EQ(find("dsv4-fp4-gb300-dynamo-trt-agentx", "decode 6x TP4 EP4, mtp").plan.max_running_requests, 4);
   EXPECT_EQ(find("dsv4-fp4-gb300-dynamo-trt-agentx", "prefill 1x TP4 EP4 DPA, mtp, dram (native)").hicache_size_gb,
             193);
+  // A single-node TensorRT-LLM entry takes its launcher's options
+  // (minimaxm3_fp4_b300_trt_mtp.sh: max_batch_size = CONC, a 361.9 GiB host
+  // cache at TP2).
+  const auto& mm = find("minimaxm3-fp4-b300-trtllm-agentic-mtp", "TP2, mtp, dram (native)");
+  EXPECT_EQ(mm.plan.max_running_requests, mm.max_conc);
+  EXPECT_EQ(mm.hicache_size_gb, 389);
 }
 
 // A launcher's scheduling flags reach the simulated engine as SGLang reads
