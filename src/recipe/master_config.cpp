@@ -291,8 +291,9 @@ Recipe MasterConfig::entry(const std::string& key) const {
   if (r.framework.find("trt") != std::string::npos)
     notes.add("framework", key + ".framework",
               "'" + r.framework + "': the simulator sizes its pools as TensorRT-LLM does (free_gpu_memory_fraction of "
-              "the HBM left after weights: its srt-slurm recipe's or launcher's, else TensorRT-LLM's default 0.9) and schedules it by in-flight batching "
-              "(context chunks and generation in one forward of max_num_tokens), with SGLang's engine costs");
+              "the HBM left after weights: its srt-slurm recipe's or launcher's, else TensorRT-LLM's default 0.9) "
+              "and schedules it by in-flight batching (context chunks and generation in one forward of "
+              "max_num_tokens), with SGLang's engine costs");
   else if (r.framework == "vllm")
     notes.add("framework", key + ".framework",
               "'vllm': the simulator schedules it with vLLM's scheduler and sizes its pools as SGLang does, its "

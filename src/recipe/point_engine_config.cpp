@@ -115,6 +115,16 @@ void shape(PointEngine& pe, const WorkerSpec& w, int conc) {
   pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, std::max(1, running));
 }
 
+// A cap on the requests one rank runs, from the engine's own settings:
+// `cap` as given, `per_rank` what it leaves each rank (0: none). It binds
+// only below the rule's share (shape()).
+void cap_running(PointEngine& pe, int cap, int per_rank) {
+  if (per_rank == 0 || per_rank >= pe.config.max_running_requests) return;
+  pe.recipe_running_cap = cap;
+  pe.config.max_running_requests = per_rank;
+  pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, per_rank);
+}
+
 // A multinode pool's recipe may cap the requests each server runs. SGLang's
 // --max-running-requests is the server's, split over its DP-attention
 // ranks (ModelRunner: max_running_requests // dp_size,
@@ -129,15 +139,6 @@ void shape(PointEngine& pe, const WorkerSpec& w, int conc) {
 // (Qwen3.5's, 72-80 at TP2) also set the replayed-SSM spec path
 // (--enable-linear-replayssm-spec) that the memory plan does not model, so
 // the rule's smaller figure sizes those.
-// TensorRT-LLM's max_batch_size is each rank's scheduler's own (an
-// attention-DP rank runs one), so it is per rank as it stands.
-void cap_running(PointEngine& pe, int cap, int per_rank) {
-  if (per_rank == 0 || per_rank >= pe.config.max_running_requests) return;
-  pe.recipe_running_cap = cap;
-  pe.config.max_running_requests = per_rank;
-  pe.config.cuda_graph_max_bs = std::min(pe.config.cuda_graph_max_bs, per_rank);
-}
-
 void apply_recipe_running_cap(PointEngine& pe, const std::string& command) {
   int cap = positive_flag(command, "--max-running-requests"), per_rank = 0;
   if (cap > 0)
@@ -177,10 +178,12 @@ void apply_trtllm(PointEngine& pe, double weights, double usable) {
     pe.config.spec.num_steps = t.max_draft_len;
     pe.config.spec.num_draft_tokens = t.max_draft_len + 1;
   }
+  // max_batch_size is each rank's scheduler's own (an attention-DP rank
+  // runs one), so it caps a rank as it stands.
   if (t.max_batch_size > 0) {
     cap_running(pe, t.max_batch_size, t.max_batch_size);
     if (pe.recipe_running_cap > 0)
-      pe.sizing.push_back(fmt("running requests per rank = the recipe's max_batch_size %.0f", t.max_batch_size));
+      pe.sizing.push_back(fmt("running requests per rank = max_batch_size %.0f", t.max_batch_size));
   }
   // Host offload (TensorRT-LLM "KV Cache System", offloading to host
   // memory): a block evicted from the GPU pool is copied to the host pool

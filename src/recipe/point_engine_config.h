@@ -42,9 +42,10 @@ struct PointEngine {
   // GPUs than config.tp (PP, DP attention); nullopt: the spec as is.
   std::optional<sim::ModelSpec> model;
   std::vector<std::string> sizing;  // derivation lines for how the rank was sized
-  // A multinode pool's own cap on running requests from its recipe
-  // (--max-running-requests or --max-num-seqs, as given) where it is what
-  // binds; 0: the rank's cap is InferenceX's 2 x conc split over the ranks.
+  // The engine's own cap on running requests, as given, where it is what
+  // binds: a multinode pool's recipe's --max-running-requests or
+  // --max-num-seqs, or a TensorRT-LLM engine's max_batch_size; 0: the rank's
+  // cap is InferenceX's 2 x conc split over the ranks.
   int recipe_running_cap = 0;
   // A TensorRT-LLM engine's options from its srt-slurm recipe or its
   // launcher; nullopt elsewhere (and where neither is known).
@@ -54,16 +55,16 @@ struct PointEngine {
 // model: the point's spec (null: shapes only, nothing sized). TensorRT-LLM
 // frameworks (trt, dynamo-trt) size the KV pool as free_gpu_memory_fraction
 // of the HBM left after the weights (hw gives the HBM for that) and
-// schedule by
-// in-flight batching: context chunks and generation tokens share one forward
-// of max_num_tokens (8192 unless the recipe sets it), which is the
-// simulator's mixed (vLLM-kind) scheduler. The options are a multinode
-// pool's srt-slurm recipe's role, a single-node entry's launcher's
+// schedule by in-flight batching: context chunks and generation tokens
+// share one forward of max_num_tokens (8192 unless set), the simulator's
+// mixed (vLLM-kind) scheduler. Their options are a multinode pool's
+// srt-slurm recipe role's, a single-node entry's launcher's
 // (launcher_trtllm_settings), else TensorRT-LLM's defaults (fraction 0.9).
-// Read options also give the rank's running cap (max_batch_size, where below the 2 x conc rule), the
-// KV block and dtype, the MTP draft length (none in a role without
-// speculative_config), the stream interval and the host cache (its
-// host_cache_size a rank, filled on eviction; none without block reuse).
+// Options read also give the rank's running cap (max_batch_size, where
+// below the 2 x conc rule), the KV block and dtype, the MTP draft length
+// (none in a role without speculative_config), the stream interval and the
+// host cache (host_cache_size a rank, filled on eviction; none without
+// block reuse).
 std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, const sim::EngineCosts& costs,
                                      const sim::ModelSpec* model, const sim::HardwareSpec* hw);
 

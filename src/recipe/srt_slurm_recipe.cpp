@@ -114,11 +114,19 @@ TrtllmSettings trtllm_settings(const detail::Node& role) {
   positive(role, "max_batch_size", t.max_batch_size);
   positive(role, "max_num_tokens", t.max_num_tokens);
   positive(role, "stream_interval", t.stream_interval);
+  // A speculative_config drafts max_draft_len tokens a step (MTP's
+  // num_nextn_predict_layers where that is what it gives; one, MTP's
+  // default, where it gives neither).
   const detail::Node spec = role["speculative_config"];
-  if (spec.is_map() && spec.has("max_draft_len")) {
-    const auto v = spec["max_draft_len"].as<long long>("a draft length");
-    if (v < 0 || v > 64) spec["max_draft_len"].fail("expected a draft length in [0, 64], got " + std::to_string(v));
-    t.max_draft_len = static_cast<int>(v);
+  if (spec.is_map()) {
+    t.max_draft_len = 1;
+    for (const char* key : {"max_draft_len", "num_nextn_predict_layers"})
+      if (spec.has(key)) {
+        const auto v = spec[key].as<long long>("a draft length");
+        if (v < 0 || v > 64) spec[key].fail("expected a draft length in [0, 64], got " + std::to_string(v));
+        t.max_draft_len = static_cast<int>(v);
+        break;
+      }
   }
   return t;
 }

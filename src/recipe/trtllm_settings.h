@@ -21,8 +21,9 @@
 //    generation tokens together (in-flight batching mixes them in one step,
 //    as vLLM's scheduler does); the decode pools' values are max_batch_size x
 //    (max_draft_len + 1);
-//  - speculative_config.max_draft_len: draft tokens a step (MTP); a role
-//    without speculative_config runs none;
+//  - speculative_config.max_draft_len: draft tokens a step (MTP; its
+//    num_nextn_predict_layers, or one, where max_draft_len is not given); a
+//    role without speculative_config runs none;
 //  - stream_interval: decode iterations between streamed chunks.
 #pragma once
 #include <cstdint>

@@ -451,6 +451,18 @@ TEST(SrtSlurmRecipe, AVariantSlicesItsListsAndMergesIntoTheBase) {
   fs::remove(file);
 }
 
+namespace {
+// One worker pool of a multinode entry, as a test builds it.
+WorkerSpec worker_pool(int workers, int tp, int ep, bool dp_attn) {
+  WorkerSpec w;
+  w.num_worker = workers;
+  w.tp = tp;
+  w.ep = ep;
+  w.dp_attn = dp_attn;
+  return w;
+}
+}  // namespace
+
 // A TensorRT-LLM recipe's roles are read into TrtllmSettings: given fields
 // as written, TensorRT-LLM's defaults for the rest, a wrong kind named with
 // its file and key.
@@ -536,15 +548,8 @@ TEST(PointEngineConfig, ATensorRtLlmPoolRunsItsRecipesOptions) {
   SearchSpaceEntry e;
   e.tp = 4;
   e.spec_decoding = "mtp";
-  e.prefill = WorkerSpec{};
-  e.prefill->num_worker = 1;
-  e.prefill->tp = 4;
-  e.prefill->ep = 4;
-  e.prefill->dp_attn = true;
-  e.decode = WorkerSpec{};
-  e.decode->num_worker = 4;
-  e.decode->tp = 4;
-  e.decode->ep = 4;
+  e.prefill = worker_pool(1, 4, 4, true);
+  e.decode = worker_pool(4, 4, 4, false);
   ExpandedPoint p;
   p.entry = &e;
   p.conc = 30;
@@ -930,14 +935,8 @@ TEST(PointEngineConfig, APoolsRecipeCapBindsWhereItIsBelowTheRule) {
   r.framework = "dynamo-sglang";
   SearchSpaceEntry e;
   e.tp = 8;
-  e.prefill = WorkerSpec{};
-  e.prefill->num_worker = 1;
-  e.prefill->tp = 8;
-  e.prefill->ep = 8;
-  e.prefill->dp_attn = true;
-  e.decode = WorkerSpec{};
-  e.decode->num_worker = 1;
-  e.decode->tp = 4;
+  e.prefill = worker_pool(1, 8, 8, true);
+  e.decode = worker_pool(1, 4, 1, false);
   ExpandedPoint p;
   p.entry = &e;
   p.conc = 48;
