@@ -57,4 +57,21 @@ double launcher_memory_fraction(const std::string& framework, const std::string&
 std::optional<TrtllmSettings> launcher_trtllm_settings(const std::string& model_prefix, const std::string& hardware,
                                                        int tp, int conc);
 
+// The host KV offload a single-node vLLM launcher sets up for its DRAM arm
+// (`backend`: the entry's kv-offload-backend): the host bytes each rank's
+// connector gets, whether it stores a block only when the GPU evicts it
+// (lazy: write-back) or as soon as it is computed (write-through), and the
+// KV block the launcher passes (0: none). `total_cpu_dram_gb` is the
+// point's TOTAL_CPU_DRAM_GB; nullopt where the table has no row (launchers
+// and values in inferencex_map.cpp).
+struct LauncherHostOffload {
+  std::string connector;  // the vLLM KV connector the launcher names
+  double bytes_per_rank = 0;
+  bool lazy = false;
+  int block_size = 0;
+};
+std::optional<LauncherHostOffload> launcher_host_offload(const std::string& model_prefix, const std::string& hardware,
+                                                         const std::string& backend, int tp, bool dp_attention,
+                                                         std::int64_t total_cpu_dram_gb);
+
 }  // namespace agentperf::recipe

@@ -466,8 +466,9 @@ Recipe MasterConfig::entry(const std::string& key) const {
         if (e.kv_offload_backend != "hicache") {
           other_backend = e.kv_offload_backend;
           notes.add("kv-offload-backend", kb.path(),
-                    "'" + e.kv_offload_backend + "': host offload is planned as SGLang HiCache (page 64, per-rank size by "
-                    "the Qwen3.5 launcher's rule)");
+                    "'" + e.kv_offload_backend + "': host offload is planned as SGLang HiCache: the launcher's bytes a "
+                    "rank, store policy and block where its table knows them (single-node vLLM launchers, TensorRT-LLM "
+                    "options), else page 64 and the Qwen3.5 launcher's per-rank rule");
         }
       } else if (en.has("kv-offload-backend")) {
         en["kv-offload-backend"].fail("only with kv-offloading: dram");

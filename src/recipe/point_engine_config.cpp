@@ -218,6 +218,18 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
     // A TensorRT-LLM launcher's options (its extra-options YAML).
     if (runs_tensorrt_llm(r))
       pe.trtllm = launcher_trtllm_settings(r.model_prefix, r.sim_hardware_spec, e.tp, p.conc);
+    // A vLLM launcher's host offload: its connector's bytes a rank, store
+    // policy and KV block, in place of the HiCache rule.
+    if (pe.config.hicache.enabled && runs_vllm_scheduler(r, p))
+      if (const auto h = launcher_host_offload(r.model_prefix, r.sim_hardware_spec, e.kv_offload_backend, e.tp,
+                                               e.dp_attn, p.total_cpu_dram_gb)) {
+        pe.config.hicache.size_gb = h->bytes_per_rank / 1e9;
+        pe.config.hicache.write_policy = h->lazy ? sim::WritePolicy::write_back : sim::WritePolicy::write_through;
+        if (h->block_size > 0) pe.config.page_size = h->block_size;
+        pe.sizing.push_back(h->connector + fmt(": %.1f GB of host KV a rank, stored ", h->bytes_per_rank / 1e9) +
+                            (h->lazy ? "when the GPU evicts a block" : "as blocks are computed") +
+                            (h->block_size > 0 ? fmt(", %.0f-token blocks", h->block_size) : std::string()));
+      }
     if (e.dp_attn || e.pp > 1 || e.pcp > 1) {
       WorkerSpec w;
       w.num_worker = 1;

@@ -921,6 +921,38 @@ TEST(MasterConfig, PoolsMatchHandDerivations) {
   const auto& mm = find("minimaxm3-fp4-b300-trtllm-agentic-mtp", "TP2, mtp, dram (native)");
   EXPECT_EQ(mm.plan.max_running_requests, mm.max_conc);
   EXPECT_EQ(mm.hicache_size_gb, 389);
+  // A single-node vLLM launcher's host offload (inferencex_map.cpp):
+  // DeepSeek-V4 B200's SimpleCPUOffloadConnector gets DRAM / 8 GB a rank
+  // (2,849 / 8); B300's TP4 arm passes DRAM / 4 as cpu_bytes_to_use, which
+  // vLLM splits again over the TP4 world (1,424 / 16), its DEP4 arm's
+  // world is 1 (1,424 / 4); MiniMax-M3 H200's Mooncake segment is
+  // (floor(1,234e9 / 2^30) - 414) / 8 - 4 = 87 GiB a rank.
+  EXPECT_EQ(find("dsv4-fp4-b200-vllm-agentic-mtp", "TP8, mtp, dram (vllm-simple)").hicache_size_gb, 2849 / 8);
+  EXPECT_EQ(find("dsv4-fp4-b300-vllm-agentic-mtp", "TP4, mtp, dram (vllm-simple)").hicache_size_gb, 1424 / 16);
+  EXPECT_EQ(find("dsv4-fp4-b300-vllm-agentic-mtp", "TP4 EP4 DPA, mtp, dram (vllm-simple)").hicache_size_gb, 1424 / 4);
+  EXPECT_EQ(find("minimaxm3-fp8-h200-vllm-agentic-mtp", "TP8, mtp, dram (mooncake)").hicache_size_gb,
+            std::llround(87.0 * 1024 * 1024 * 1024 / 1e9));
+}
+
+// The launcher table's store policies: eager connectors write through,
+// lazy ones write back on eviction; an unknown launcher has no row.
+TEST(InferenceXMap, VllmLaunchersHostOffloadAsTheLaunchersSetIt) {
+  const auto b200 = launcher_host_offload("dsv4", "b200", "vllm-simple", 8, false, 2849);
+  ASSERT_TRUE(b200.has_value());
+  EXPECT_FALSE(b200->lazy);
+  EXPECT_EQ(b200->block_size, 256);
+  const auto b300 = launcher_host_offload("dsv4", "b300", "vllm-simple", 4, false, 1424);
+  ASSERT_TRUE(b300.has_value());
+  EXPECT_TRUE(b300->lazy);  // SIMPLE_LAZY_OFFLOAD is true without DP attention
+  EXPECT_FALSE(launcher_host_offload("dsv4", "b300", "vllm-simple", 4, true, 1424)->lazy);
+  const auto mm = launcher_host_offload("minimaxm3", "b300", "vllm-simple", 2, false, 749);
+  ASSERT_TRUE(mm.has_value());
+  EXPECT_DOUBLE_EQ(mm->bytes_per_rank, 749.0 * 1024 * 1024 * 1024 / 2);  // cpu_bytes_to_use = DRAM x 2^30
+  EXPECT_EQ(launcher_host_offload("minimaxm3", "mi300x", "lmcache", 8, false, 1947)->connector, "LMCacheMPConnector");
+  EXPECT_FALSE(launcher_host_offload("qwen3.5", "b200", "hicache", 4, false, 1199).has_value());
+  // A budget below the launcher's 414 GiB of checkpoint page cache leaves
+  // Mooncake no segment: no row rather than a negative pool.
+  EXPECT_FALSE(launcher_host_offload("minimaxm3", "h200", "mooncake", 8, false, 400).has_value());
 }
 
 // A launcher's scheduling flags reach the simulated engine as SGLang reads
