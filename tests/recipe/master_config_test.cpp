@@ -828,9 +828,20 @@ TEST(MasterConfig, EntriesWithoutASpecExpandButDoNotPlan) {
   EXPECT_EQ(measured.code, 2) << measured.output;
   EXPECT_NE(measured.output.find("a multinode entry (prefill/decode workers, dynamo-sglang)"), std::string::npos)
       << measured.output;
-  const auto sweep = run_cli("sweep --dry-run " + multi + " --duration 60 -o " + out_dir.string());
+  // Its dry run fails honestly: GLM-5.2 serves a 1M-token context, and a
+  // TP4 prefill engine's pool (678,976 tokens) cannot hold the corpus's
+  // longest prompts, which SGLang rejects (max_req_input_len is the pool's
+  // size) and AIPerf's warmup then aborts on.
+  const auto glm = run_cli("sweep --dry-run " + multi + " --duration 60 -o " + out_dir.string());
+  EXPECT_EQ(glm.code, 1) << glm.output;
+  EXPECT_NE(glm.output.find("is larger than the KV cache (678976 tokens)"), std::string::npos) << glm.output;
+  std::filesystem::remove_all(out_dir);
+  // The Qwen3.5 GB300 one (256k corpus) predicts its prefill pool, the KV
+  // transfer and its decode pool.
+  const std::string qwen = kNvidia + "#qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg";
+  const auto sweep = run_cli("sweep --dry-run " + qwen + " --duration 60 --point-index 0 -o " + out_dir.string());
   EXPECT_EQ(sweep.code, 0) << sweep.output;
-  const auto point = out_dir / "glm5.2-fp4-gb200-dynamo-sglang-agentic-disagg_p1x4_d1x4_mtp_conc10_kvdram-hicache" /
+  const auto point = out_dir / "qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg_p1x4_d1x4_mtp_conc8_kvdram-hicache" /
                      "profile_export_aiperf.json";
   std::ifstream in(point);
   ASSERT_TRUE(in) << point;
