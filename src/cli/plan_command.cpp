@@ -221,11 +221,14 @@ int run_plan(PlanCommand& pc) {
   // about lanes x this, not lanes x each trace's peak.
   const std::string traces_path = pc.traces.empty() ? r.replay_traces : pc.traces;
   std::vector<trace::TraceWorkingSet> sets;
+  std::int64_t longest_call = 0;  // the corpus's largest in + out of one call
   if (!traces_path.empty()) {
     CountProgress loading("agentperf: loading traces", pc.quiet);
     trace::LoadOptions lo;
     lo.progress = &loading;
-    sets = trace::time_averaged_working_sets(trace::load_traces(traces_path, "auto", lo), 300);
+    const auto traces = trace::load_traces(traces_path, "auto", lo);
+    for (const auto& t : traces) longest_call = std::max(longest_call, t.peak_context());
+    sets = trace::time_averaged_working_sets(traces, 300);
   }
   std::vector<double> ws, peaks;
   for (const auto& w : sets) {
@@ -273,6 +276,23 @@ int run_plan(PlanCommand& pc) {
       row["sessions_fit_with_host"] = sessions_total;
       fits = p.conc <= sessions_device ? "device" : p.conc <= sessions_total ? "host" : "NO";
       row["working_set_fits"] = fits;
+    }
+    // A call longer than the rank's pool but within the model's context:
+    // SGLang rejects it (its longest input is min(context, pool) - 1,
+    // TpModelWorker.max_req_input_len in python/sglang/srt/managers/tp_worker.py,
+    // github.com/sgl-project/sglang), with an error that is not a context
+    // overflow to AIPerf, whose warmup aborts the run on a failed primer.
+    // (Calls over the context are overflows, which end their trajectory.)
+    const std::int64_t servable = std::min<std::int64_t>(longest_call, eng.model ? eng.model->max_context : model.max_context);
+    if (servable > mp.kv_tokens) {
+      row["longest_call_tokens"] = longest_call;
+      row["rejects_longest_calls"] = true;
+      std::fprintf(stderr,
+                   "agentperf: warning: %s: its KV pool (%lld tokens a rank) is smaller than the corpus's longest calls "
+                   "within the model's context (up to %lld tokens, %s): the engine rejects those requests, and a replay "
+                   "that meets one in warmup stops\n",
+                   label.c_str(), static_cast<long long>(mp.kv_tokens), static_cast<long long>(servable),
+                   traces_path.c_str());
     }
     if (p.total_cpu_dram_gb > 0 && p.projected_host_gb > static_cast<double>(p.total_cpu_dram_gb))
       throw UserError(p.exp_name + ": the HiCache pools need " + std::to_string(p.projected_host_gb) + " GB but the DRAM budget is " +

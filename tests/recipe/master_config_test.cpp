@@ -857,6 +857,11 @@ TEST(MasterConfig, EntriesWithoutASpecExpandButDoNotPlan) {
   const auto mplan = run_cli("plan -q " + multi);
   EXPECT_EQ(mplan.code, 0) << mplan.output;
   EXPECT_NE(mplan.output.find("_p1x4_d1x4_mtp_conc12_kvdram-hicache decode"), std::string::npos) << mplan.output;
+  // The plan says beforehand why the dry run above stops.
+  EXPECT_NE(mplan.output.find("_p1x4_d1x4_mtp_conc12_kvdram-hicache prefill: its KV pool (678976 tokens a rank) is "
+                              "smaller than the corpus's longest calls"),
+            std::string::npos)
+      << mplan.output;
 }
 
 TEST(MasterConfig, PoolsMatchHandDerivations) {
