@@ -188,7 +188,12 @@ TEST(SimEndToEnd, ServeMatchesPredict) {
   ProfileConfig c;
   c.endpoint_type = EndpointType::completions;
   c.concurrency = 8;
-  c.request_count = 160;
+  // 480 requests, not 160: with 160 the live mean TTFT wandered by +-3 %
+  // from run to run (the order in which near-simultaneous arrivals meet the
+  // engine), which with the live side running 3-4 % below the prediction
+  // (not yet explained; ITL and throughput agree within 0.5 %) failed about
+  // one run in four; 480 keep the spread near +-0.7 %.
+  c.request_count = 480;
   c.warmup_request_count = 8;
   // Lengths vary, as in real traffic, so requests desynchronize; with all
   // lengths equal the batch locks into a bimodal TTFT whose mean turns on
