@@ -94,6 +94,7 @@ struct SimServer::Impl {
   struct Submission {
     SimRequestSpec spec;
     std::function<void(const TokenEvent&)> sink;
+    std::chrono::steady_clock::time_point arrived;
   };
   std::vector<Submission> submissions;
   mutable std::mutex stats_mu;
@@ -118,11 +119,27 @@ struct SimServer::Impl {
           next_start = std::chrono::steady_clock::now();
         }
         if (stopping) return;
-        for (auto& s : submissions) {
-          sinks[s.spec.id] = std::move(s.sink);
-          engine->submit(std::move(s.spec));
+        // A step that starts at next_start takes in only what had arrived
+        // by then, as the virtual-time engine does: the model's clock runs
+        // ahead of this thread (next_start is the last step's deadline,
+        // and the events were published after it), and a request that
+        // arrived in that gap would otherwise join a step that began
+        // before it came. An idle engine starts at the first arrival.
+        if (!engine->has_work() && !submissions.empty()) {
+          auto first = submissions.front().arrived;
+          for (const auto& sub : submissions) first = std::min(first, sub.arrived);
+          next_start = std::max(next_start, first);
         }
-        submissions.clear();
+        std::vector<Submission> later;
+        for (auto& sub : submissions) {
+          if (sub.arrived > next_start) {
+            later.push_back(std::move(sub));
+            continue;
+          }
+          sinks[sub.spec.id] = std::move(sub.sink);
+          engine->submit(std::move(sub.spec));
+        }
+        submissions = std::move(later);
       }
       if (!engine->has_work()) continue;
       StepOutcome out = engine->step();
@@ -161,7 +178,7 @@ struct SimServer::Impl {
     };
     {
       std::lock_guard lk(mu);
-      submissions.push_back({std::move(spec), std::move(sink)});
+      submissions.push_back({std::move(spec), std::move(sink), std::chrono::steady_clock::now()});
     }
     cv.notify_one();
     return ch;
