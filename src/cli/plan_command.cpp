@@ -281,16 +281,22 @@ int run_plan(PlanCommand& pc) {
     // SGLang rejects it (its longest input is min(context, pool) - 1,
     // TpModelWorker.max_req_input_len in python/sglang/srt/managers/tp_worker.py,
     // github.com/sgl-project/sglang), with an error that is not a context
-    // overflow to AIPerf, whose warmup aborts the run on a failed primer.
-    // (Calls over the context are overflows, which end their trajectory.)
+    // overflow to AIPerf, whose warmup aborts the run on a failed primer;
+    // vLLM does not start with a max model length its KV cache cannot hold
+    // one request of (check_enough_kv_cache_memory in
+    // vllm/v1/core/kv_cache_utils.py, github.com/vllm-project/vllm), so it
+    // runs only with --max-model-len lowered, which turns those calls into
+    // context overflows. (Calls over the context are overflows, which end
+    // their trajectory.)
     const std::int64_t servable = std::min<std::int64_t>(longest_call, eng.model ? eng.model->max_context : model.max_context);
     if (servable > mp.kv_tokens) {
       row["longest_call_tokens"] = longest_call;
       row["rejects_longest_calls"] = true;
       std::fprintf(stderr,
                    "agentperf: warning: %s: its KV pool (%lld tokens a rank) is smaller than the corpus's longest calls "
-                   "within the model's context (up to %lld tokens, %s): the engine rejects those requests, and a replay "
-                   "that meets one in warmup stops\n",
+                   "within the model's context (up to %lld tokens, %s): SGLang rejects such a call and a replay stops at "
+                   "one in warmup; vLLM starts only with --max-model-len at or below the pool, which makes them context "
+                   "overflows\n",
                    label.c_str(), static_cast<long long>(mp.kv_tokens), static_cast<long long>(servable),
                    traces_path.c_str());
     }
