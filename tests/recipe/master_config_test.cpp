@@ -420,18 +420,18 @@ TEST(MasterConfig, AMultinodePoolTakesItsSrtSlurmRecipesFlags) {
 }
 
 TEST(SrtSlurmRecipe, AVariantSlicesItsListsAndMergesIntoTheBase) {
-  namespace fs = std::filesystem;
-  const fs::path file = fs::temp_directory_path() / ("agentperf_zip_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(file) << "base:\n"
-                         "  backend:\n"
-                         "    sglang_config:\n"
-                         "      decode: {tensor-parallel-size: 4, mem-fraction-static: 0.9, enable-metrics: true}\n"
-                         "zip_override_x:\n"
-                         "  name: [a, b, c]\n"
-                         "  backend:\n"
-                         "    sglang_config:\n"
-                         "      decode: {tensor-parallel-size: [8, 16, 32], page-size: [64], enable-metrics: null}\n";
-  const auto [path, variant] = split_srt_slurm_config_file(file.string() + ":zip_override_x[1]");
+  const std::string file =
+      write_master_file("zip.yaml",
+                        "base:\n"
+                        "  backend:\n"
+                        "    sglang_config:\n"
+                        "      decode: {tensor-parallel-size: 4, mem-fraction-static: 0.9, enable-metrics: true}\n"
+                        "zip_override_x:\n"
+                        "  name: [a, b, c]\n"
+                        "  backend:\n"
+                        "    sglang_config:\n"
+                        "      decode: {tensor-parallel-size: [8, 16, 32], page-size: [64], enable-metrics: null}\n");
+  const auto [path, variant] = split_srt_slurm_config_file(file + ":zip_override_x[1]");
   ASSERT_TRUE(variant.has_value());
   EXPECT_EQ(variant->section, "zip_override_x");
   EXPECT_EQ(variant->index, 1);
@@ -448,7 +448,7 @@ TEST(SrtSlurmRecipe, AVariantSlicesItsListsAndMergesIntoTheBase) {
   EXPECT_THROW(split_srt_slurm_config_file("r.yaml:zip_override_x"), UserError);
   EXPECT_THROW(split_srt_slurm_config_file("r.yaml:other[0]"), UserError);
   EXPECT_THROW(split_srt_slurm_config_file("r.yaml:zip_override_x[1]junk"), UserError);
-  fs::remove(file);
+  std::filesystem::remove(file);
 }
 
 namespace {
@@ -461,30 +461,38 @@ WorkerSpec worker_pool(int workers, int tp, int ep, bool dp_attn) {
   w.dp_attn = dp_attn;
   return w;
 }
+// A multinode point at `conc`: InferenceX's 2 x conc running requests, the
+// graph batch as large.
+ExpandedPoint multinode_point(const SearchSpaceEntry& e, int conc) {
+  ExpandedPoint p;
+  p.entry = &e;
+  p.conc = conc;
+  p.max_running_requests = 2 * conc;
+  p.cuda_graph_max_bs = 2 * conc;
+  return p;
+}
 }  // namespace
 
 // A TensorRT-LLM recipe's roles are read into TrtllmSettings: given fields
 // as written, TensorRT-LLM's defaults for the rest, a wrong kind named with
 // its file and key.
 TEST(SrtSlurmRecipe, ATensorRtLlmRoleGivesItsOptions) {
-  namespace fs = std::filesystem;
-  const fs::path file = fs::temp_directory_path() / ("agentperf_trt_" + std::to_string(::getpid()) + ".yaml");
-  {
-    std::ofstream(file) << "backend:\n"
-                           "  trtllm_config:\n"
-                           "    prefill:\n"
-                           "      kv_cache_config: {free_gpu_memory_fraction: 0.75, tokens_per_block: 64, dtype: fp8,\n"
-                           "                        host_cache_size: 100000000000}\n"
-                           "      max_batch_size: 256\n"
-                           "      max_num_tokens: 8192\n"
-                           "    decode:\n"
-                           "      kv_cache_config: {enable_block_reuse: false}\n"
-                           "      max_batch_size: 5\n"
-                           "      max_num_tokens: 30\n"
-                           "      speculative_config: {decoding_type: MTP, max_draft_len: 5}\n"
-                           "      stream_interval: 20\n";
-  }
-  const auto prefill = srt_slurm_role(file.string(), "prefill", "m");
+  const std::string text =
+      "backend:\n"
+      "  trtllm_config:\n"
+      "    prefill:\n"
+      "      kv_cache_config: {free_gpu_memory_fraction: 0.75, tokens_per_block: 64, dtype: fp8,\n"
+      "                        host_cache_size: 100000000000}\n"
+      "      max_batch_size: 256\n"
+      "      max_num_tokens: 8192\n"
+      "    decode:\n"
+      "      kv_cache_config: {enable_block_reuse: false}\n"
+      "      max_batch_size: 5\n"
+      "      max_num_tokens: 30\n"
+      "      speculative_config: {decoding_type: MTP, max_draft_len: 5}\n"
+      "      stream_interval: 20\n";
+  const std::string file = write_master_file("trt.yaml", text);
+  const auto prefill = srt_slurm_role(file, "prefill", "m");
   ASSERT_TRUE(prefill.trtllm.has_value());
   EXPECT_TRUE(prefill.command.empty());
   EXPECT_DOUBLE_EQ(prefill.trtllm->free_gpu_memory_fraction, 0.75);
@@ -494,7 +502,7 @@ TEST(SrtSlurmRecipe, ATensorRtLlmRoleGivesItsOptions) {
   EXPECT_TRUE(prefill.trtllm->enable_block_reuse);
   EXPECT_EQ(prefill.trtllm->max_batch_size, 256);
   EXPECT_EQ(prefill.trtllm->max_draft_len, 0);  // no speculative_config
-  const auto decode = srt_slurm_role(file.string(), "decode", "m");
+  const auto decode = srt_slurm_role(file, "decode", "m");
   ASSERT_TRUE(decode.trtllm.has_value());
   EXPECT_DOUBLE_EQ(decode.trtllm->free_gpu_memory_fraction, 0.9);  // KvCacheConfig's default
   EXPECT_EQ(decode.trtllm->tokens_per_block, 32);                  // its default block
@@ -502,30 +510,18 @@ TEST(SrtSlurmRecipe, ATensorRtLlmRoleGivesItsOptions) {
   EXPECT_EQ(decode.trtllm->max_num_tokens, 30);
   EXPECT_EQ(decode.trtllm->max_draft_len, 5);
   EXPECT_EQ(decode.trtllm->stream_interval, 20);
-  const auto agg = srt_slurm_role(file.string(), "aggregated", "m");
+  const auto agg = srt_slurm_role(file, "aggregated", "m");
   EXPECT_FALSE(agg.read());
   EXPECT_NE(agg.why_not.find("no 'aggregated' role"), std::string::npos) << agg.why_not;
   // A field of the wrong kind is one line naming the file and the key.
-  std::string text;
-  {
-    std::ifstream in(file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
   auto error_with = [&](const std::string& from, const std::string& to, const std::string& role) {
     std::string t = text;
     t.replace(t.find(from), from.size(), to);
-    std::ofstream(file) << t;
-    try {
-      (void)srt_slurm_role(file.string(), role, "m");
-    } catch (const UserError& ex) {
-      return std::string(ex.what());
-    }
-    return std::string();
+    write_master_file("trt.yaml", t);
+    return error_of([&] { (void)srt_slurm_role(file, role, "m"); });
   };
   std::string e = error_with("max_num_tokens: 30", "max_num_tokens: many", "decode");
-  EXPECT_NE(e.find(file.string()), std::string::npos) << e;
+  EXPECT_NE(e.find(file), std::string::npos) << e;
   EXPECT_NE(e.find("backend.trtllm_config.decode.max_num_tokens: expected a positive integer"), std::string::npos) << e;
   e = error_with("max_batch_size: 5", "max_batch_size: 0", "decode");
   EXPECT_NE(e.find("max_batch_size: expected a positive integer, got 0"), std::string::npos) << e;
@@ -533,7 +529,7 @@ TEST(SrtSlurmRecipe, ATensorRtLlmRoleGivesItsOptions) {
   EXPECT_NE(e.find("kv_cache_config.free_gpu_memory_fraction: expected a fraction in (0, 1]"), std::string::npos) << e;
   e = error_with("dtype: fp8", "dtype: fp7", "prefill");
   EXPECT_NE(e.find("kv_cache_config.dtype"), std::string::npos) << e;
-  fs::remove(file);
+  std::filesystem::remove(file);
 }
 
 // A TensorRT-LLM pool runs as its recipe's role says: in-flight batching
@@ -550,11 +546,7 @@ TEST(PointEngineConfig, ATensorRtLlmPoolRunsItsRecipesOptions) {
   e.spec_decoding = "mtp";
   e.prefill = worker_pool(1, 4, 4, true);
   e.decode = worker_pool(4, 4, 4, false);
-  ExpandedPoint p;
-  p.entry = &e;
-  p.conc = 30;
-  p.max_running_requests = 60;
-  p.cuda_graph_max_bs = 60;
+  ExpandedPoint p = multinode_point(e, 30);
   TrtllmSettings pre;
   pre.free_gpu_memory_fraction = 0.75;
   pre.tokens_per_block = 64;
@@ -985,11 +977,7 @@ TEST(PointEngineConfig, APoolsRecipeCapBindsWhereItIsBelowTheRule) {
   e.tp = 8;
   e.prefill = worker_pool(1, 8, 8, true);
   e.decode = worker_pool(1, 4, 1, false);
-  ExpandedPoint p;
-  p.entry = &e;
-  p.conc = 48;
-  p.max_running_requests = 96;
-  p.cuda_graph_max_bs = 96;
+  ExpandedPoint p = multinode_point(e, 48);
   // Prefill: 16 over 8 DP ranks = 2 a rank, below the rule's ceil(96 / 8) = 12.
   e.prefill->server_command = "python3 -m sglang.launch_server --max-running-requests 16";
   // Decode: 512 is above the rule's 96: the rule stays.
