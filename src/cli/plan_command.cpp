@@ -300,7 +300,12 @@ int run_plan(PlanCommand& pc) {
                    label.c_str(), static_cast<long long>(mp.kv_tokens), static_cast<long long>(servable),
                    traces_path.c_str());
     }
-    if (p.total_cpu_dram_gb > 0 && p.projected_host_gb > static_cast<double>(p.total_cpu_dram_gb))
+    if (p.host_from_launcher && p.projected_host_gb > static_cast<double>(p.total_cpu_dram_gb))
+      std::fprintf(stderr,
+                   "agentperf: warning: %s: its launcher gives the KV connector %.0f GB of host memory, more than the "
+                   "point's %lld GB DRAM budget\n",
+                   label.c_str(), p.projected_host_gb, static_cast<long long>(p.total_cpu_dram_gb));
+    else if (p.total_cpu_dram_gb > 0 && p.projected_host_gb > static_cast<double>(p.total_cpu_dram_gb))
       throw UserError(p.exp_name + ": the HiCache pools need " + std::to_string(p.projected_host_gb) + " GB but the DRAM budget is " +
                       std::to_string(p.total_cpu_dram_gb) + " GB");
     if (!pc.json)

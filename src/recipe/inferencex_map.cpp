@@ -167,18 +167,26 @@ std::optional<LauncherHostOffload> launcher_host_offload(const std::string& mode
     return model_prefix.rfind(prefix, 0) == 0 && hardware == hw && backend == b;
   };
   // dsv4_fp4_b200_vllm_mtp.sh: cpu_bytes_to_use_per_rank = DRAM x 1e9 / GPU_COUNT, eager, --block-size 256.
-  if (is("dsv4", "b200", "vllm-simple")) return LauncherHostOffload{"SimpleCPUOffloadConnector", dram * gb / ranks, false, 256};
+  // The launchers' integer arithmetic: DRAM x 1000^3 / GPUs, DRAM x 1024^3.
+  const std::int64_t per_gpu_bytes = total_cpu_dram_gb * 1000 * 1000 * 1000 / ranks;
+  const std::int64_t dram_gib_bytes = total_cpu_dram_gb * 1024 * 1024 * 1024;
+  if (is("dsv4", "b200", "vllm-simple"))
+    return LauncherHostOffload{"SimpleCPUOffloadConnector", dram * gb / ranks, false, 256,
+                               "cpu_bytes_to_use_per_rank", per_gpu_bytes, true};
   // dsv4_fp4_b300_vllm_mtp.sh: cpu_bytes_to_use = DRAM x 1e9 / GPU_COUNT
   // (over the TP world again), lazy except under DP attention, block 256.
   if (is("dsv4", "b300", "vllm-simple"))
     return LauncherHostOffload{"SimpleCPUOffloadConnector", dram * gb / ranks / (dp_attention ? 1 : ranks),
-                               !dp_attention, 256};
+                               !dp_attention, 256, "cpu_bytes_to_use", per_gpu_bytes, true};
   // kimik3_fp4_mi355x_mtp.sh: cpu_bytes_to_use_per_rank = DRAM x 1e9 / TP, eager (SIMPLE_LAZY_OFFLOAD unset).
-  if (is("kimik3", "mi355x", "vllm-simple")) return LauncherHostOffload{"SimpleCPUOffloadConnector", dram * gb / ranks, false, 0};
+  if (is("kimik3", "mi355x", "vllm-simple"))
+    return LauncherHostOffload{"SimpleCPUOffloadConnector", dram * gb / ranks, false, 0, "cpu_bytes_to_use_per_rank",
+                               per_gpu_bytes, false};
   // minimaxm3_fp4_b200_mtp.sh, minimaxm3_fp4_b300_mtp.sh: cpu_bytes_to_use = DRAM x 2^30 (the whole budget,
   // read as GiB), lazy, --block-size 128.
   if (is("minimaxm3", "b200", "vllm-simple") || is("minimaxm3", "b300", "vllm-simple"))
-    return LauncherHostOffload{"SimpleCPUOffloadConnector", dram * gib / ranks, true, 128};
+    return LauncherHostOffload{"SimpleCPUOffloadConnector", dram * gib / ranks, true, 128, "cpu_bytes_to_use",
+                               dram_gib_bytes, false};
   // minimaxm3_fp8_h100_mtp.sh / _h200_mtp.sh: a Mooncake segment a rank of
   // (floor(DRAM x 1e9 / 2^30) - 414 GiB of checkpoint page cache) / TP, less
   // the 4 GiB local buffer (and on H100 the 26 GiB of weights offloaded to
@@ -187,15 +195,18 @@ std::optional<LauncherHostOffload> launcher_host_offload(const std::string& mode
     const auto dram_gib = static_cast<std::int64_t>(dram * gb / gib);
     const std::int64_t per_rank_gib = (dram_gib - 414) / ranks - (hardware == "h100" ? 26 : 0) - 4;
     if (per_rank_gib <= 0) return std::nullopt;
-    return LauncherHostOffload{"MooncakeStoreConnector", static_cast<double>(per_rank_gib) * gib, false, 128};
+    return LauncherHostOffload{"MooncakeStoreConnector", static_cast<double>(per_rank_gib) * gib, false, 128, "", 0,
+                               false};
   }
   // kimik3_fp4_b300_vllm_mtp.sh: a Mooncake segment of floor(DRAM / TP) GB a rank.
   if (is("kimik3", "b300", "mooncake"))
-    return LauncherHostOffload{"MooncakeStoreConnector", static_cast<double>(total_cpu_dram_gb / ranks) * gb, false, 0};
+    return LauncherHostOffload{"MooncakeStoreConnector", static_cast<double>(total_cpu_dram_gb / ranks) * gb, false, 0,
+                               "", 0, false};
   // minimaxm3_fp8_mi300x_mtp.sh, minimaxm3_fp4_mi355x_mtp.sh: one LMCache
   // server a TP rank with floor(DRAM / TP) GB of L1, --block-size 128.
   if (is("minimaxm3", "mi300x", "lmcache") || is("minimaxm3", "mi355x", "lmcache"))
-    return LauncherHostOffload{"LMCacheMPConnector", static_cast<double>(total_cpu_dram_gb / ranks) * gb, false, 128};
+    return LauncherHostOffload{"LMCacheMPConnector", static_cast<double>(total_cpu_dram_gb / ranks) * gb, false, 128,
+                               "", 0, false};
   return std::nullopt;
 }
 

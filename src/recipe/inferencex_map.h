@@ -69,6 +69,14 @@ struct LauncherHostOffload {
   double bytes_per_rank = 0;
   bool lazy = false;
   int block_size = 0;
+  // How a SimpleCPUOffloadConnector launcher writes its budget into
+  // kv_connector_extra_config (empty for the other connectors): the key
+  // (`cpu_bytes_to_use_per_rank` or `cpu_bytes_to_use`, which vLLM splits
+  // over the TP world) and the integer it passes, as the launcher computes
+  // it; `cross_layer_blocks`: it also sets "enable_cross_layers_blocks".
+  std::string bytes_key;
+  std::int64_t bytes_value = 0;
+  bool cross_layer_blocks = false;
 };
 std::optional<LauncherHostOffload> launcher_host_offload(const std::string& model_prefix, const std::string& hardware,
                                                          const std::string& backend, int tp, bool dp_attention,

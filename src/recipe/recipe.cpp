@@ -277,10 +277,24 @@ std::string spec_args(const Recipe& r, const SearchSpaceEntry& e) {
 
 std::string offload_args(const Recipe& r, const SearchSpaceEntry& e, const ExpandedPoint& p) {
   if (e.kv_offloading != "dram") return "";
-  if (r.command_flavor == "vllm")  // the vllm-simple arm of benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh
-    return R"(--kv-transfer-config '{"kv_connector": "SimpleCPUOffloadConnector", "kv_role": "kv_both", )"
-           R"("kv_connector_extra_config": {"cpu_bytes_to_use_per_rank": )" +
-           std::to_string(p.total_cpu_dram_gb * 1000000000LL / (e.tp * e.pp * e.pcp)) + R"(, "lazy_offload": false}}')";
+  if (r.command_flavor == "vllm") {
+    // The SimpleCPUOffloadConnector as the entry's own launcher configures it
+    // (its key, bytes, laziness and block: launcher_host_offload); a launcher
+    // the table does not know gets dsv4_fp4_b200_vllm_mtp.sh's form: DRAM
+    // split evenly over the GPUs a rank, stored as computed.
+    const auto h = launcher_host_offload(r.model_prefix, r.sim_hardware_spec, e.kv_offload_backend, e.tp, e.dp_attn,
+                                         p.total_cpu_dram_gb);
+    const bool known = h && !h->bytes_key.empty();
+    const std::string key = known ? h->bytes_key : "cpu_bytes_to_use_per_rank";
+    const std::int64_t bytes = known ? h->bytes_value : p.total_cpu_dram_gb * 1000000000LL / (e.tp * e.pp * e.pcp);
+    std::string s = R"(--kv-transfer-config '{"kv_connector": "SimpleCPUOffloadConnector", "kv_role": "kv_both", )"
+                    R"("kv_connector_extra_config": {")" +
+                    key + "\": " + std::to_string(bytes) +
+                    (known && h->cross_layer_blocks ? R"(, "enable_cross_layers_blocks": "true")" : "") +
+                    R"(, "lazy_offload": )" + (known && h->lazy ? "true" : "false") + "}}'";
+    if (known && h->block_size > 0) s += " --block-size " + std::to_string(h->block_size);
+    return s;
+  }
   return "--page-size 64 --enable-hierarchical-cache --hicache-size " + std::to_string(p.hicache_size_gb) +
          " --hicache-io-backend kernel --hicache-mem-layout page_first --hicache-write-policy write_through_selective";
 }
@@ -306,6 +320,15 @@ std::vector<ExpandedPoint> expand(const Recipe& r) {
           p.total_cpu_dram_gb = total_cpu_dram_gb(r.available_cpu_dram_mib, *block.dram_utilization, gpus, r.gpus_per_node);
           p.hicache_size_gb = hicache_size_per_rank_gb(p.total_cpu_dram_gb, p.dram_ranks);
           p.projected_host_gb = static_cast<double>(p.hicache_size_gb) * 31.0 / 15.0 * p.dram_ranks;
+          // A single-node vLLM entry's host KV is its launcher's connector
+          // budget where the table knows the launcher (as the dry run sizes it).
+          if (r.framework == "vllm" && !e.multinode())
+            if (const auto h = launcher_host_offload(r.model_prefix, r.sim_hardware_spec, e.kv_offload_backend, e.tp,
+                                                     e.dp_attn, p.total_cpu_dram_gb)) {
+              p.hicache_size_gb = std::llround(h->bytes_per_rank / 1e9);
+              p.projected_host_gb = h->bytes_per_rank * p.dram_ranks / 1e9;
+              p.host_from_launcher = true;
+            }
           if (p.hicache_size_gb <= 0)
             throw UserError(r.source + ": tp " + std::to_string(p.dram_ranks) + " with dram-utilization " +
                             std::to_string(*block.dram_utilization) + ": " + std::to_string(p.total_cpu_dram_gb) +

@@ -97,7 +97,10 @@ struct ExpandedPoint {
   std::int64_t total_cpu_dram_gb = 0;  // 0 without DRAM offload
   std::int64_t hicache_size_gb = 0;    // per rank and pool (hybrid MTP models)
   int dram_ranks = 0;                  // ranks sharing the DRAM budget: TP, or a multinode prefill worker's GPUs on a node
-  double projected_host_gb = 0;        // 31 H / 15 x ranks
+  double projected_host_gb = 0;        // 31 H / 15 x ranks; a vLLM launcher's connector bytes x ranks
+  // The host offload is a single-node vLLM launcher's own connector budget
+  // (launcher_host_offload), which may exceed the DRAM budget as written.
+  bool host_from_launcher = false;
   std::string command;                 // server command with the placeholders filled
 };
 

@@ -963,6 +963,46 @@ TEST(InferenceXMap, VllmLaunchersHostOffloadAsTheLaunchersSetIt) {
   EXPECT_FALSE(launcher_host_offload("minimaxm3", "h200", "mooncake", 8, false, 400).has_value());
 }
 
+// A generated vLLM command writes the SimpleCPUOffloadConnector as the
+// entry's own launcher does: dsv4_fp4_b200_vllm_mtp.sh passes DRAM x 1000^3
+// / GPUs under cpu_bytes_to_use_per_rank with cross-layer blocks, eager, at
+// --block-size 256; minimaxm3_fp4_b300_mtp.sh passes the whole budget as
+// DRAM x 1024^3 under cpu_bytes_to_use, lazy, at --block-size 128.
+TEST(MasterConfig, GeneratedVllmCommandsOffloadAsTheirLaunchers) {
+  // The command of an entry's first DRAM point (the point's entry pointer
+  // stays valid while the recipe lives).
+  auto dram_command = [](const Recipe& r, int* tp, std::int64_t* dram_gb) {
+    for (const auto& p : expand(r))
+      if (p.entry->kv_offloading == "dram") {
+        *tp = p.entry->tp;
+        *dram_gb = p.total_cpu_dram_gb;
+        return p.command;
+      }
+    ADD_FAILURE() << r.source << " has no DRAM arm";
+    return std::string();
+  };
+  int tp = 0;
+  std::int64_t dram = 0;
+  const auto dsv4 = load_recipe(kNvidia + "#dsv4-fp4-b200-vllm-agentic-mtp");
+  std::string cmd = dram_command(dsv4, &tp, &dram);
+  // TP8 with a 2,849 GB budget: 2,849 x 1000^3 / 8 = 356,125,000,000 B a rank.
+  ASSERT_EQ(tp, 8);
+  ASSERT_EQ(dram, 2849);
+  EXPECT_NE(cmd.find(R"("cpu_bytes_to_use_per_rank": 356125000000, "enable_cross_layers_blocks": "true", )"
+                     R"("lazy_offload": false}}' --block-size 256)"),
+            std::string::npos)
+      << cmd;
+  // TP4 with a 1,024 GB budget: 1,024 x 1024^3 = 1,099,511,627,776 B in all.
+  const auto mm = load_recipe(kNvidia + "#minimaxm3-fp4-b300-vllm-agentic-mtp");
+  cmd = dram_command(mm, &tp, &dram);
+  ASSERT_EQ(tp, 4);
+  ASSERT_EQ(dram, 1024);
+  EXPECT_NE(cmd.find(R"("cpu_bytes_to_use": 1099511627776, "lazy_offload": true}}' --block-size 128)"),
+            std::string::npos)
+      << cmd;
+  EXPECT_EQ(cmd.find("cpu_bytes_to_use_per_rank"), std::string::npos) << cmd;
+}
+
 // A launcher's scheduling flags reach the simulated engine as SGLang reads
 // them: with DP attention the global chunk and the tokenizer loops are split
 // over the ranks; the interval, the delayer and the memory fraction are
