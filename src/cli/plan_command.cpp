@@ -300,7 +300,7 @@ int run_plan(PlanCommand& pc) {
                    label.c_str(), static_cast<long long>(mp.kv_tokens), static_cast<long long>(servable),
                    traces_path.c_str());
     }
-    if (p.host_from_launcher && p.projected_host_gb > static_cast<double>(p.total_cpu_dram_gb))
+    if (p.launcher_host && p.projected_host_gb > static_cast<double>(p.total_cpu_dram_gb))
       std::fprintf(stderr,
                    "agentperf: warning: %s: its launcher gives the KV connector %.0f GB of host memory, more than the "
                    "point's %lld GB DRAM budget\n",

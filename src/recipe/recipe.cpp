@@ -279,11 +279,10 @@ std::string offload_args(const Recipe& r, const SearchSpaceEntry& e, const Expan
   if (e.kv_offloading != "dram") return "";
   if (r.command_flavor == "vllm") {
     // The SimpleCPUOffloadConnector as the entry's own launcher configures it
-    // (its key, bytes, laziness and block: launcher_host_offload); a launcher
-    // the table does not know gets dsv4_fp4_b200_vllm_mtp.sh's form: DRAM
-    // split evenly over the GPUs a rank, stored as computed.
-    const auto h = launcher_host_offload(r.model_prefix, r.sim_hardware_spec, e.kv_offload_backend, e.tp, e.dp_attn,
-                                         p.total_cpu_dram_gb);
+    // (its key, bytes, laziness and block: the point's launcher_host); a
+    // launcher the table does not know gets dsv4_fp4_b200_vllm_mtp.sh's form:
+    // DRAM split evenly over the GPUs a rank, stored as computed.
+    const auto& h = p.launcher_host;
     const bool known = h && !h->bytes_key.empty();
     const std::string key = known ? h->bytes_key : "cpu_bytes_to_use_per_rank";
     const std::int64_t bytes = known ? h->bytes_value : p.total_cpu_dram_gb * 1000000000LL / (e.tp * e.pp * e.pcp);
@@ -323,12 +322,12 @@ std::vector<ExpandedPoint> expand(const Recipe& r) {
           // A single-node vLLM entry's host KV is its launcher's connector
           // budget where the table knows the launcher (as the dry run sizes it).
           if (r.framework == "vllm" && !e.multinode())
-            if (const auto h = launcher_host_offload(r.model_prefix, r.sim_hardware_spec, e.kv_offload_backend, e.tp,
-                                                     e.dp_attn, p.total_cpu_dram_gb)) {
-              p.hicache_size_gb = std::llround(h->bytes_per_rank / 1e9);
-              p.projected_host_gb = h->bytes_per_rank * p.dram_ranks / 1e9;
-              p.host_from_launcher = true;
-            }
+            p.launcher_host = launcher_host_offload(r.model_prefix, r.sim_hardware_spec, e.kv_offload_backend, e.tp,
+                                                    e.dp_attn, p.total_cpu_dram_gb);
+          if (p.launcher_host) {
+            p.hicache_size_gb = std::llround(p.launcher_host->bytes_per_rank / 1e9);
+            p.projected_host_gb = p.launcher_host->bytes_per_rank * p.dram_ranks / 1e9;
+          }
           if (p.hicache_size_gb <= 0)
             throw UserError(r.source + ": tp " + std::to_string(p.dram_ranks) + " with dram-utilization " +
                             std::to_string(*block.dram_utilization) + ": " + std::to_string(p.total_cpu_dram_gb) +

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/command_line.h"
+#include "recipe/inferencex_map.h"
 #include "recipe/trtllm_settings.h"
 
 namespace agentperf::recipe {
@@ -98,9 +99,10 @@ struct ExpandedPoint {
   std::int64_t hicache_size_gb = 0;    // per rank and pool (hybrid MTP models)
   int dram_ranks = 0;                  // ranks sharing the DRAM budget: TP, or a multinode prefill worker's GPUs on a node
   double projected_host_gb = 0;        // 31 H / 15 x ranks; a vLLM launcher's connector bytes x ranks
-  // The host offload is a single-node vLLM launcher's own connector budget
-  // (launcher_host_offload), which may exceed the DRAM budget as written.
-  bool host_from_launcher = false;
+  // A single-node vLLM entry's DRAM arm whose launcher the table knows: its
+  // connector as the launcher sets it up (launcher_host_offload), whose
+  // budget may exceed the DRAM budget as written.
+  std::optional<LauncherHostOffload> launcher_host;
   std::string command;                 // server command with the placeholders filled
 };
 

@@ -1001,6 +1001,15 @@ TEST(MasterConfig, GeneratedVllmCommandsOffloadAsTheirLaunchers) {
             std::string::npos)
       << cmd;
   EXPECT_EQ(cmd.find("cpu_bytes_to_use_per_rank"), std::string::npos) << cmd;
+  // Read as GiB, that budget is 1,099.5 GB against the point's 1,024 GB: the
+  // plan warns and goes on (the launcher runs so).
+  const auto plan = run_cli("plan -q " + kNvidia + "#minimaxm3-fp4-b300-vllm-agentic-mtp");
+  EXPECT_EQ(plan.code, 0) << plan.output;
+  EXPECT_NE(plan.output.find("agentperf: warning: minimaxm3-fp4-b300-vllm-agentic-mtp_tp4_mtp_conc30_kvdram-vllm-simple: "
+                             "its launcher gives the KV connector 1100 GB of host memory, more than the point's 1024 GB "
+                             "DRAM budget"),
+            std::string::npos)
+      << plan.output;
 }
 
 // A launcher's scheduling flags reach the simulated engine as SGLang reads
