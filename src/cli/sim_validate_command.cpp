@@ -44,6 +44,18 @@ struct SimValidateCommand {
   double max_held_out_mape = 10, max_point_error = 25;
   std::string family_limits;  // exit 1 when a family's held-out MAPE is over its limit in this file
   bool lofo = false;          // leave-one-family-out: refit without each family, score it
+  // --fit-hardware PLATFORM: the hardware coefficients of that platform's
+  // GPUs instead, fitted on its fitting points with the engine profile kept.
+  std::string fit_hardware;
+  std::vector<std::string> hardware_coefficients = {"efficiency.hbm", "efficiency.gemm", "efficiency.attention",
+                                                    "allreduce_alpha_s", "layer_latency_scale.decode",
+                                                    "layer_latency_scale.prefill"};
+  std::string hardware_start;  // spec the coefficients start from (default: the platform's own)
+  double hardware_prior_factor = 3;
+  std::string hardware_out;
+  // With --check: exit 1 when a platform spec's coefficient is more than
+  // this far (relative) from what the fit gives.
+  double hardware_check_tolerance = 0.05;
   // --agentx: the published AgentX runs instead (cli/sim_validate_agentx.h).
   bool agentx = false;
   AgentxValidateOptions agentx_opts;
@@ -150,6 +162,26 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
   vc->cmd->add_flag("--lofo", vc->lofo,
                     "Leave one model family out: for each family, refit --fit-coefficients on the other families' "
                     "fitting points only and score the family's points (use with --engine)");
+  auto* hwg = "Hardware fit (--fit-hardware)";
+  vc->cmd->add_option("--fit-hardware", vc->fit_hardware,
+                      "Fit the hardware coefficients of one platform's GPUs (rocm_gfx942: MI300X and MI325X; "
+                      "rocm_gfx950: MI355X) on its fitting points, the engine profile kept as shipped; print them "
+                      "beside each spec's and score the platform's points with them")
+      ->group(hwg);
+  vc->cmd->add_option("--hardware-coefficients", vc->hardware_coefficients,
+                      "Coefficients --fit-hardware varies (efficiency.hbm, efficiency.gemm, efficiency.attention, "
+                      "allreduce_alpha_s, launch_overhead_s.cuda_graph, launch_overhead_s.per_step_cpu, layer_latency_scale.decode, "
+                      "layer_latency_scale.prefill, or layer_latency_scale: one scale for both)")
+      ->delimiter(',')->capture_default_str()->group(hwg);
+  vc->cmd->add_option("--hardware-start", vc->hardware_start,
+                      "Hardware spec whose coefficients centre the fit's prior (default: the platform's own spec; the fit "
+                      "starts from the platform spec's values)")
+      ->group(hwg);
+  vc->cmd->add_option("--hardware-prior", vc->hardware_prior_factor,
+                      "One standard deviation of the prior on each hardware coefficient, as a factor around its centre")
+      ->check(CLI::Range(1.01, 1000.0))->capture_default_str()->group(hwg);
+  vc->cmd->add_option("--hardware-out", vc->hardware_out, "Also write the fitted coefficients and residuals as JSON")
+      ->group(hwg);
   auto* ax = "AgentX (--agentx)";
   vc->cmd->add_flag("--agentx", vc->agentx,
                     "Score the published InferenceX AgentX runs (data/validation/agentx_points.json) instead: each "
@@ -205,6 +237,19 @@ SetupCostPrior setup_cost_prior(const std::string& name) {
   return {sim::EngineCosts::range(name).second * 1e-3, 100};  // another additive cost
 }
 
+// Each setup's own costs as fit unknowns ("setup_cost:<setup>:<name>"),
+// starting at their typical value under its prior.
+void add_setup_cost_extras(sim::CostFitOptions& fo, const std::set<std::string>& setups,
+                           const std::vector<std::string>& names) {
+  for (const auto& s : setups)
+    for (const auto& name : names) {
+      const auto prior = setup_cost_prior(name);
+      const auto [lo, hi] = sim::EngineCosts::range(name);
+      fo.extras.push_back({"setup_cost:" + s + ":" + name, prior.centre, std::max(lo, prior.centre * 1e-4), hi,
+                           std::log(prior.factor)});
+    }
+}
+
 // A deployment-level cost the profile carries for an uncalibrated setup:
 // the median over the fitted setups (the geometric mean of the middle two
 // for an even count), so one unusual deployment (GPUStack's 45 ms front
@@ -227,6 +272,27 @@ const std::string& family_of(const sim::ValidationPoint& p) {
   return it->second;
 }
 
+// The platform of a point's GPU (its hardware spec's "platform").
+const std::string& platform_of(const sim::ValidationPoint& p) {
+  static std::map<std::string, std::string> cache;
+  auto it = cache.find(p.gpu);
+  if (it == cache.end()) it = cache.emplace(p.gpu, sim::load_hardware_spec(p.gpu).platform).first;
+  return it->second;
+}
+
+// The engine costs are fitted on CUDA points only. A ROCm point's miss is
+// first its GPU's (the AMD specs' coefficients come from their own fit,
+// `--fit-hardware`, which keeps the engine costs as they are): fitting the
+// engine on it would spread one platform's kernels over every NVIDIA point.
+bool fits_engine_costs(const sim::ValidationPoint& p) { return platform_of(p).rfind("rocm_", 0) != 0; }
+
+// The group a point is scored in: its family, and on a ROCm GPU its family
+// on that platform ("deepseek-v3 (rocm_gfx942)"), so the AMD points, whose
+// GPU costs come from another fit, never move an NVIDIA family's error.
+std::string score_group_of(const sim::ValidationPoint& p) {
+  return fits_engine_costs(p) ? family_of(p) : family_of(p) + " (" + platform_of(p) + ")";
+}
+
 struct FamilyErrors {
   std::vector<double> fit, held;
   double worst_held = 0;
@@ -236,7 +302,7 @@ std::map<std::string, FamilyErrors> family_errors(const std::vector<Row>& rows) 
   std::map<std::string, FamilyErrors> out;
   for (const auto& r : rows) {
     if (!r.p->excluded.empty()) continue;
-    auto& f = out[family_of(*r.p)];
+    auto& f = out[score_group_of(*r.p)];
     (r.p->held_out() ? f.held : f.fit).push_back(r.error);
     if (r.p->held_out()) f.worst_held = std::max(f.worst_held, std::abs(r.error));
   }
@@ -286,7 +352,8 @@ FitOutcome fit_validation(const SimValidateCommand& vc, const sim::ValidationSet
   std::vector<sim::FitTarget> targets;
   std::set<std::string> gpus, unknown_length_setups, setups;
   for (const auto& p : set.points) {
-    if (p.held_out() || !p.excluded.empty() || !include(p)) continue;  // the held-out half never reaches the fit
+    // The held-out half never reaches the fit.
+    if (p.held_out() || !p.excluded.empty() || !fits_engine_costs(p) || !include(p)) continue;
     sim::FitTarget t;
     t.label = p.id;
     t.measured = p.value;
@@ -315,13 +382,7 @@ FitOutcome fit_validation(const SimValidateCommand& vc, const sim::ValidationSet
     for (const auto& s : unknown_length_setups)
       fo.extras.push_back({"input_tokens:" + s, static_cast<double>(set.assumed_input_tokens), 64, 16384,
                            std::log(vc.input_tokens_prior_factor), 0.05});
-  for (const auto& s : setups)
-    for (const auto& name : vc.setup_cost_names) {
-      const auto prior = setup_cost_prior(name);
-      const auto [lo, hi] = sim::EngineCosts::range(name);
-      fo.extras.push_back({"setup_cost:" + s + ":" + name, prior.centre, std::max(lo, prior.centre * 1e-4), hi,
-                           std::log(prior.factor)});
-    }
+  add_setup_cost_extras(fo, setups, vc.setup_cost_names);
   if (vc.fit_hbm) {
     // Held near the spec's estimate (a factor of 1.25 at one standard
     // deviation): a GPU with one point (H200 here) must not take up what
@@ -385,18 +446,18 @@ int run_leave_one_family_out(const SimValidateCommand& vc, const sim::Validation
   const std::string engine = costs.begin()->first;
   std::map<std::string, std::vector<const sim::ValidationPoint*>> by_family;
   for (const auto& p : set.points)
-    if (p.excluded.empty()) by_family[family_of(p)].push_back(&p);
-  std::printf("%-14s %7s %24s %24s\n", "family", "points", "shipped profile MAPE", "left out of the fit MAPE");
+    if (p.excluded.empty()) by_family[score_group_of(p)].push_back(&p);
+  std::printf("%-26s %7s %24s %24s\n", "family", "points", "shipped profile MAPE", "left out of the fit MAPE");
   std::string md = "| family left out | points | MAPE, shipped profile | MAPE, refitted without it |\n|---|---|---|---|\n";
   for (const auto& [fam, points] : by_family) {
     const FitOutcome fo =
-        fit_validation(vc, set, [&fam = fam](const sim::ValidationPoint& p) { return family_of(p) != fam; }, false);
+        fit_validation(vc, set, [&fam = fam](const sim::ValidationPoint& p) { return score_group_of(p) != fam; }, false);
     std::vector<double> shipped_err, left_out_err;
     for (const auto* p : points) {
       shipped_err.push_back((sim::predict_point(set, *p, costs.at(engine), unknowns.at(engine)) - p->value) / p->value);
       left_out_err.push_back((sim::predict_point(set, *p, fo.shipped, fo.unknowns) - p->value) / p->value);
     }
-    std::printf("%-14s %7zu %22.1f %% %22.1f %%\n", fam.c_str(), points.size(), sim::mape_percent(shipped_err),
+    std::printf("%-26s %7zu %22.1f %% %22.1f %%\n", fam.c_str(), points.size(), sim::mape_percent(shipped_err),
                 sim::mape_percent(left_out_err));
     std::fflush(stdout);
     char b[256];
@@ -405,6 +466,189 @@ int run_leave_one_family_out(const SimValidateCommand& vc, const sim::Validation
     md += b;
   }
   if (!vc.markdown_out.empty()) write_file_atomically(vc.markdown_out, md);
+  return 0;
+}
+
+// The values of a fitted coefficient a spec holds: "layer_latency_scale"
+// (one scale for both) is held by the decode and the prefill scale.
+std::vector<double> spec_values(const sim::HardwareSpec& spec, const std::string& name) {
+  if (name == "layer_latency_scale") return {spec.layer_latency_scale_decode, spec.layer_latency_scale_prefill};
+  return {sim::hardware_coefficient(spec, name)};
+}
+
+// Prints each fitted coefficient beside its prior centre and every platform
+// spec's value; false when a spec's is more than `tolerance` (relative)
+// from the fit's (named on stderr when `name_misses`).
+bool specs_hold_fit(const std::vector<std::string>& names, const std::map<std::string, double>& fitted,
+                    const sim::HardwareSpec& centre, const std::map<std::string, sim::HardwareSpec>& specs,
+                    double tolerance, bool name_misses) {
+  std::printf("%-32s %12s %12s", "coefficient", "prior centre", "fitted");
+  for (const auto& [gpu, spec] : specs) std::printf(" %12s", (gpu + " spec").c_str());
+  std::printf("\n");
+  bool hold = true;
+  for (const auto& name : names) {
+    const double v = fitted.at(name);
+    std::printf("%-32s %12.4g %12.4g", name.c_str(), sim::hardware_coefficient(centre, name), v);
+    for (const auto& [gpu, spec] : specs) {
+      const auto shipped = spec_values(spec, name);
+      std::printf(" %12.4g", shipped.front());
+      for (const double x : shipped)
+        if (std::abs(x / v - 1) > tolerance) {
+          hold = false;
+          if (name_misses)
+            std::fprintf(stderr, "sim validate: data/hardware/%s.json %s is %.4g; this fit gives %.4g (more than %.0f "
+                         "%% apart)\n", gpu.c_str(), name.c_str(), x, v, 100 * tolerance);
+        }
+    }
+    std::printf("\n");
+  }
+  return hold;
+}
+
+// --fit-hardware PLATFORM: the hardware coefficients every GPU of the
+// platform shares, fitted on the platform's fitting points with the engine
+// profile kept as shipped, beside each fitting setup's own deployment costs
+// (as `--fit` fits them: what follows one deployment's flags and engine
+// version stays that deployment's, not the platform's). A held-out setup
+// is uncalibrated: it runs with the profile's central deployment costs, so
+// the coefficients are judged on what they carry to a deployment they did
+// not see. Each coefficient has a prior centred on --hardware-start's value
+// (default: the platform spec's), so one the points leave open stays put.
+int run_hardware_fit(const SimValidateCommand& vc, const sim::ValidationSet& set,
+                     const std::map<std::string, sim::EngineCosts>& costs,
+                     const std::map<std::string, sim::ValidationUnknowns>& unknowns) {
+  const std::string& platform = vc.fit_hardware;
+  std::map<std::string, sim::HardwareSpec> specs;  // the platform's GPUs among the points
+  for (const auto& p : set.points)  // an excluded point may name a GPU with no spec
+    if (p.excluded.empty() && platform_of(p) == platform) specs.emplace(p.gpu, sim::load_hardware_spec(p.gpu));
+  if (specs.empty())
+    throw UserError("--fit-hardware: " + set.source + " has no point on a GPU of platform '" + platform + "'");
+  for (const auto& name : vc.hardware_coefficients) {
+    const auto& known = sim::hardware_coefficient_names();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw UserError("--hardware-coefficients: '" + name + "' is not a hardware coefficient (one of: " + list + ")");
+    }
+  }
+  // The fit starts from the platform's spec as it is, and its prior is
+  // centred on --hardware-start's values (default: the same spec). Run
+  // again on the specs it wrote, the fit starts at its own answer and, the
+  // prior unchanged, stays there: that is what --check asks.
+  const sim::HardwareSpec start = specs.begin()->second;
+  const sim::HardwareSpec centre = vc.hardware_start.empty() ? start : sim::load_hardware_spec(vc.hardware_start);
+  const std::string centre_label = vc.hardware_start.empty() ? specs.begin()->first : vc.hardware_start;
+
+  // The fit's unknowns over the profile's: the platform's coefficients and
+  // each fitting setup's own deployment costs.
+  const auto unknowns_with = [&](const sim::ValidationPoint& p, const sim::FitExtras& e) {
+    sim::ValidationUnknowns u = unknowns.at(p.engine);
+    const sim::ValidationUnknowns fitted = sim::ValidationUnknowns::from_named(e);
+    u.hardware = fitted.hardware;
+    for (const auto& [setup, coefs] : fitted.setup_costs)
+      for (const auto& [name, v] : coefs) u.setup_costs[setup][name] = v;
+    return u;
+  };
+  std::vector<sim::FitTarget> targets;
+  std::set<std::string> fitting_setups;
+  std::vector<const sim::ValidationPoint*> platform_points;
+  for (const auto& p : set.points) {
+    if (!p.excluded.empty() || platform_of(p) != platform) continue;
+    platform_points.push_back(&p);
+    if (p.held_out()) continue;  // the held-out half never reaches the fit
+    sim::FitTarget t;
+    t.label = p.id;
+    t.measured = p.value;
+    t.predict_with_extras = [&, pp = &p](const sim::EngineCosts&, const sim::FitExtras& e) {
+      return sim::predict_point(set, *pp, costs.at(pp->engine), unknowns_with(*pp, e));
+    };
+    t.reads_extra = [pp = &p](const std::string& extra) {
+      return extra.rfind("hardware:", 0) == 0 || extra.rfind("setup_cost:" + pp->setup + ":", 0) == 0;
+    };
+    targets.push_back(std::move(t));
+    fitting_setups.insert(p.setup);
+  }
+  if (targets.empty())
+    throw UserError("--fit-hardware: " + set.source + " has no scored fitting point on platform '" + platform + "'");
+  sim::CostFitOptions fo;
+  fo.max_evaluations = vc.max_evaluations;
+  fo.polish = vc.polish;
+  fo.polish_restarts = false;
+  for (const auto& name : vc.hardware_coefficients) {
+    const auto [lo, hi] = sim::hardware_coefficient_range(name);
+    const double from = std::clamp(sim::hardware_coefficient(start, name), lo, hi);
+    const double at = std::clamp(sim::hardware_coefficient(centre, name), lo, hi);
+    fo.extras.push_back({"hardware:" + platform + ":" + name, from, lo, hi, std::log(vc.hardware_prior_factor), at});
+  }
+  // Each fitting setup's own costs, as `--fit` fits them beside the shared
+  // coefficients: what follows one deployment's flags and engine version
+  // stays that deployment's, not the platform's.
+  add_setup_cost_extras(fo, fitting_setups, vc.setup_cost_names);
+  fo.progress = [](int n, double f) {
+    if (n % 20 == 0) std::fprintf(stderr, "fit: %d evaluations, objective %.4g\n", n, f);
+  };
+  std::fprintf(stderr, "fit: %zu hardware coefficients of %s and %zu setup costs on %zu fitting points, from %s's "
+               "values, prior centred on %s's\n", vc.hardware_coefficients.size(), platform.c_str(),
+               fo.extras.size() - vc.hardware_coefficients.size(), targets.size(), specs.begin()->first.c_str(),
+               centre_label.c_str());
+  const sim::CostFitResult fit = sim::fit_engine_costs(targets, costs.begin()->second, fo);
+  const sim::ValidationUnknowns fitted = sim::ValidationUnknowns::from_named(fit.extras);
+  const auto& values = fitted.hardware.at(platform);
+
+  const bool hold =
+      specs_hold_fit(vc.hardware_coefficients, values, centre, specs, vc.hardware_check_tolerance, vc.check);
+  for (const auto& [setup, coefs] : fitted.setup_costs)
+    for (const auto& [name, v] : coefs) std::printf("setup %s: %s %.4g\n", setup.c_str(), name.c_str(), v);
+  std::printf("fit: %d evaluations, objective %.4g\n\n", fit.evaluations, fit.objective);
+
+  // The platform's points, both halves, with the specs as shipped and with
+  // the fitted coefficients.
+  std::printf("%-48s %-8s %5s %5s %-14s %10s %12s %12s\n", "point", "split", "gpu", "conc", "metric", "published",
+              "spec error", "fitted error");
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> held_by_group;  // spec, fitted
+  std::vector<double> fit_spec, fit_fitted, held_spec, held_fitted;
+  nlohmann::ordered_json residuals = nlohmann::ordered_json::object();
+  for (const auto* p : platform_points) {
+    sim::ValidationUnknowns with_fit = unknowns.at(p->engine);
+    with_fit.hardware = fitted.hardware;
+    for (const auto& [setup, coefs] : fitted.setup_costs)
+      for (const auto& [name, v] : coefs) with_fit.setup_costs[setup][name] = v;
+    const double e_spec = (sim::predict_point(set, *p, costs.at(p->engine), unknowns.at(p->engine)) - p->value) / p->value;
+    const double e_fit = (sim::predict_point(set, *p, costs.at(p->engine), with_fit) - p->value) / p->value;
+    std::printf("%-48s %-8s %5s %5d %-14s %10.4g %+11.1f%% %+11.1f%%\n", p->id.c_str(), p->split.c_str(),
+                p->gpu.c_str(), p->concurrency, p->metric.c_str(), p->value, 100 * e_spec, 100 * e_fit);
+    (p->held_out() ? held_spec : fit_spec).push_back(e_spec);
+    (p->held_out() ? held_fitted : fit_fitted).push_back(e_fit);
+    if (p->held_out()) {
+      held_by_group[score_group_of(*p)].first.push_back(e_spec);
+      held_by_group[score_group_of(*p)].second.push_back(e_fit);
+    }
+    residuals[p->id] = e_fit;
+  }
+  std::printf("\nMAPE with the specs as shipped: fitting half %.1f %% (%zu), held-out half %.1f %% (%zu)\n",
+              sim::mape_percent(fit_spec), fit_spec.size(), sim::mape_percent(held_spec), held_spec.size());
+  std::printf("MAPE with the fitted coefficients: fitting half %.1f %% (%zu), held-out half %.1f %% (%zu)\n",
+              sim::mape_percent(fit_fitted), fit_fitted.size(), sim::mape_percent(held_fitted), held_fitted.size());
+  for (const auto& [group, e] : held_by_group)
+    std::printf("  held out, %s: %.1f %% as shipped, %.1f %% fitted (%zu)\n", group.c_str(), sim::mape_percent(e.first),
+                sim::mape_percent(e.second), e.first.size());
+  if (!vc.hardware_out.empty()) {
+    nlohmann::ordered_json j = {{"platform", platform},
+                                {"points", set.source},
+                                {"fitted_on", "split == fit only, points on this platform's GPUs"},
+                                {"start", specs.begin()->first},
+                                {"prior_centre", centre_label},
+                                {"prior_factor", vc.hardware_prior_factor},
+                                {"coefficients", nlohmann::ordered_json::object()},
+                                {"evaluations", fit.evaluations},
+                                {"objective", fit.objective},
+                                {"fit_mape_percent", sim::mape_percent(fit_fitted)},
+                                {"held_out_mape_percent", sim::mape_percent(held_fitted)},
+                                {"relative_residuals", residuals}};
+    for (const auto& [name, v] : values) j["coefficients"][name] = v;
+    write_file_atomically(vc.hardware_out, j.dump(2) + "\n");
+  }
+  if (vc.check && !hold) return 1;
   return 0;
 }
 
@@ -454,6 +698,10 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
       throw UserError("--setup-costs: '" + name + "' is also in --fit-coefficients; a coefficient is fitted either "
                       "once for all setups or once per setup");
   if (vc.lofo) return run_leave_one_family_out(vc, set, costs, unknowns);
+  if (!vc.fit_hardware.empty()) {
+    if (!vc.fit_out.empty()) throw UserError("--fit-hardware keeps the engine profile: give it without --fit");
+    return run_hardware_fit(vc, set, costs, unknowns);
+  }
 
   if (!vc.fit_out.empty()) {
     FitOutcome fo = fit_validation(vc, set, [](const sim::ValidationPoint&) { return true; }, true);
@@ -537,9 +785,9 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
   // Per model family: a coefficient fitted on one family must not make
   // another worse, so every family's error is shown on its own.
   const auto families = family_errors(rows);
-  std::printf("\n%-14s %22s %22s %12s\n", "family", "fitting MAPE (points)", "held-out MAPE (points)", "worst held");
+  std::printf("\n%-26s %22s %22s %12s\n", "family", "fitting MAPE (points)", "held-out MAPE (points)", "worst held");
   for (const auto& [fam, e] : families)
-    std::printf("%-14s %15.1f %% (%3zu) %15.1f %% (%3zu) %10.1f %%\n", fam.c_str(), sim::mape_percent(e.fit),
+    std::printf("%-26s %15.1f %% (%3zu) %15.1f %% (%3zu) %10.1f %%\n", fam.c_str(), sim::mape_percent(e.fit),
                 e.fit.size(), sim::mape_percent(e.held), e.held.size(), 100 * e.worst_held);
   std::string md = markdown_table(set, rows, profile_label, unknowns, fit_mape, held_mape, any_setup_costs,
                                   sim::mape_percent(held_err_central));

@@ -49,24 +49,7 @@ sim::EngineConfig engine_config_for(const ExpandedPoint& p, const sim::EngineCos
   // The launcher's scheduling flags, as SGLang reads them (a DP-attention
   // engine's global chunk and tokenizer loops are split over its ranks in
   // engines_for, below).
-  auto positive = [&](const char* flag, int& into) {
-    if (const int n = positive_flag(p.command, flag)) into = n;
-  };
-  // The API-server loops: each tokenizes whole prompts in turn
-  // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.
-  positive("--tokenizer-worker-num", c.tokenizer_workers);
-  positive("--api-server-count", c.tokenizer_workers);  // vLLM: one tokenizing API server process each
-  positive("--chunked-prefill-size", c.chunked_prefill_size);
-  positive("--max-prefill-tokens", c.max_prefill_tokens);
-  positive("--stream-interval", c.stream_interval);
-  positive("--scheduler-recv-interval", c.scheduler_recv_interval);
-  positive("--max-num-batched-tokens", c.max_num_batched_tokens);  // vLLM
-  positive("--block-size", c.page_size);                           // vLLM's KV block: its prefix-match unit
-  positive("--page-size", c.page_size);
-  positive("--prefill-decode-interval", c.prefill_decode_interval);
-  positive("--max-mamba-cache-size", c.max_mamba_cache_size);
-  positive("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes);
-  c.prefill_delayer = command_flag_value(p.command, "--enable-prefill-delayer").has_value();
+  sim::apply_scheduling_flags(p.command, c);
   // SGLang's --mem-fraction-static, or vLLM's --gpu-memory-utilization
   // taken as the same share (vLLM also takes its profiled activation peak
   // out of it, which the plan does not).

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
+#include "common/command_line.h"
 #include "common/error.h"
 
 namespace agentperf::sim {
@@ -64,6 +66,30 @@ double sglang_default_mem_fraction_static(double gpu_memory_bytes, int tp, int c
   if (gpu_mib > 60 * 1024) reserved_mib = std::max(reserved_mib, 10.0 * 1024);
   if (speculative) reserved_mib += 2 * 1024;
   return std::round((gpu_mib - reserved_mib) / gpu_mib * 1000.0) / 1000.0;
+}
+
+void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
+  auto positive = [&](const char* flag, int& into) {
+    if (const auto v = command_flag_value(command, flag)) {
+      int n = 0;
+      if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) into = n;
+    }
+  };
+  // The API-server loops: each tokenizes whole prompts in turn
+  // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.
+  positive("--tokenizer-worker-num", c.tokenizer_workers);
+  positive("--api-server-count", c.tokenizer_workers);  // vLLM: one tokenizing API server process each
+  positive("--chunked-prefill-size", c.chunked_prefill_size);
+  positive("--max-prefill-tokens", c.max_prefill_tokens);
+  positive("--stream-interval", c.stream_interval);
+  positive("--scheduler-recv-interval", c.scheduler_recv_interval);
+  positive("--max-num-batched-tokens", c.max_num_batched_tokens);  // vLLM
+  positive("--block-size", c.page_size);                           // vLLM's KV block: its prefix-match unit
+  positive("--page-size", c.page_size);
+  positive("--prefill-decode-interval", c.prefill_decode_interval);
+  positive("--max-mamba-cache-size", c.max_mamba_cache_size);
+  positive("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes);
+  if (command_flag_value(command, "--enable-prefill-delayer")) c.prefill_delayer = true;
 }
 
 }  // namespace agentperf::sim

@@ -118,4 +118,16 @@ struct EngineConfig {
   std::uint64_t seed = 0;
 };
 
+// A server command's scheduling flags, read as SGLang and vLLM read them,
+// into `c`: --tokenizer-worker-num (vLLM: --api-server-count),
+// --chunked-prefill-size, --max-prefill-tokens, --stream-interval,
+// --scheduler-recv-interval, --max-num-batched-tokens, --page-size (vLLM:
+// --block-size), --prefill-decode-interval, --max-mamba-cache-size,
+// --enable-prefill-delayer and --prefill-delayer-max-delay-passes. A flag
+// the command does not pass, or passes without a positive integer (a
+// launcher's unexpanded "$CONC"), leaves its field as it was. One reader
+// for the recipes' generated servers and the validation sets' published
+// commands.
+void apply_scheduling_flags(const std::string& command, EngineConfig& c);
+
 }  // namespace agentperf::sim

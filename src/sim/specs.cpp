@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -435,7 +436,7 @@ HardwareSpec load_hardware_spec(const std::string& name_or_path) {
   const JsonReader f(j, source);
   f.reject_unknown_keys({"name", "notes", "hbm_bytes", "hbm_usable_bytes", "hbm_bandwidth", "peak_flops",
                          "nvlink_bandwidth_one_way", "host_link_bandwidth", "kv_transfer_bandwidth_one_way", "efficiency",
-                         "allreduce_alpha_s", "launch_overhead_s", "platform"});
+                         "allreduce_alpha_s", "launch_overhead_s", "platform", "layer_latency_scale"});
   const auto fraction = JsonRange::fraction();
   HardwareSpec h;
   h.name = f.string("name");
@@ -476,11 +477,57 @@ HardwareSpec load_hardware_spec(const std::string& name_or_path) {
   h.eff_nvlink = f.number("efficiency.nvlink", fraction);
   h.eff_host_link = f.number("efficiency.host_link", fraction);
   h.allreduce_alpha_s = quantity(f, "allreduce_alpha_s", 0, kMaxOverheadS, "seconds");
+  if (f.has("layer_latency_scale")) {
+    f.reject_unknown_keys({"decode", "prefill"}, "layer_latency_scale");
+    h.layer_latency_scale_decode = f.number_or("layer_latency_scale.decode", 1.0, JsonRange::between(0.05, 20));
+    h.layer_latency_scale_prefill = f.number_or("layer_latency_scale.prefill", 1.0, JsonRange::between(0.05, 20));
+  }
   f.reject_unknown_keys({"cuda_graph", "eager", "per_step_cpu"}, "launch_overhead_s");
   h.launch_cuda_graph_s = quantity(f, "launch_overhead_s.cuda_graph", 0, kMaxOverheadS, "seconds");
   h.launch_eager_s = quantity(f, "launch_overhead_s.eager", 0, kMaxOverheadS, "seconds");
   h.per_step_cpu_s = quantity(f, "launch_overhead_s.per_step_cpu", 0, kMaxOverheadS, "seconds");
   return h;
+}
+
+const std::vector<std::string>& hardware_coefficient_names() {
+  static const std::vector<std::string> names = {
+      "efficiency.hbm",           "efficiency.gemm",          "efficiency.attention",
+      "allreduce_alpha_s",        "launch_overhead_s.cuda_graph", "launch_overhead_s.per_step_cpu",
+      "layer_latency_scale.decode", "layer_latency_scale.prefill", "layer_latency_scale"};
+  return names;
+}
+
+namespace {
+// The spec's field a coefficient names ("layer_latency_scale", both scales,
+// reads as the decode one).
+double* hardware_field(HardwareSpec& hw, const std::string& name) {
+  if (name == "efficiency.hbm") return &hw.eff_hbm;
+  if (name == "efficiency.gemm") return &hw.eff_gemm;
+  if (name == "efficiency.attention") return &hw.eff_attention;
+  if (name == "allreduce_alpha_s") return &hw.allreduce_alpha_s;
+  if (name == "launch_overhead_s.cuda_graph") return &hw.launch_cuda_graph_s;
+  if (name == "launch_overhead_s.per_step_cpu") return &hw.per_step_cpu_s;
+  if (name == "layer_latency_scale.decode" || name == "layer_latency_scale") return &hw.layer_latency_scale_decode;
+  if (name == "layer_latency_scale.prefill") return &hw.layer_latency_scale_prefill;
+  throw std::out_of_range("'" + name + "' is not a hardware coefficient");
+}
+}  // namespace
+
+double hardware_coefficient(const HardwareSpec& hw, const std::string& name) {
+  HardwareSpec copy = hw;
+  return *hardware_field(copy, name);
+}
+
+void set_hardware_coefficient(HardwareSpec& hw, const std::string& name, double value) {
+  *hardware_field(hw, name) = value;
+  if (name == "layer_latency_scale") hw.layer_latency_scale_prefill = value;
+}
+
+std::pair<double, double> hardware_coefficient_range(const std::string& name) {
+  HardwareSpec probe;
+  (void)hardware_field(probe, name);  // an unknown name throws
+  if (name.rfind("layer_latency_scale", 0) == 0) return {0.05, 20.0};
+  return name.rfind("efficiency.", 0) == 0 ? std::pair{0.02, 1.0} : std::pair{1e-6, 0.05};
 }
 
 HardwareSpec load_hardware_spec(const std::string& name_or_path, const std::string& profile_path) {

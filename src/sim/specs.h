@@ -213,6 +213,15 @@ struct HardwareSpec {
   double kv_transfer_bandwidth = 0;
   double eff_hbm = 0.8, eff_gemm = 0.7, eff_attention = 0.5, eff_nvlink = 0.75, eff_host_link = 0.9;
   double allreduce_alpha_s = 1e-5;
+  // The engine profile's per-layer fixed costs (EngineCosts'
+  // moe_layer_step_s in every forward, moe_prefill_layer_s and
+  // linear_prefill_layer_s in a prefill: kernel latencies of a MoE or
+  // linear-attention layer that do not grow with the batch) were fitted on
+  // NVIDIA GPUs; a platform whose kernels take another time for that work
+  // scales them ("layer_latency_scale": {"decode", "prefill"}, 1 when
+  // absent). Two scales, because a platform's decode and prefill kernels
+  // are different code and need not be off by the same factor.
+  double layer_latency_scale_decode = 1, layer_latency_scale_prefill = 1;
   double launch_cuda_graph_s = 4e-4, launch_eager_s = 2.5e-3, per_step_cpu_s = 3e-4;
   // Peak for a dtype, falling back to the best lower precision the chip has
   // (an H200 has no FP4 tensor cores, so FP4 weights run FP8 math).
@@ -225,6 +234,22 @@ struct HardwareSpec {
   // Host-to-device bytes per second for transfers of `page_bytes` pages.
   double host_link_rate(double page_bytes) const;
 };
+
+// The spec's step-time coefficients a fit may set (`sim validate
+// --fit-hardware`), by the names the JSON gives them: "efficiency.hbm",
+// "efficiency.gemm", "efficiency.attention", "allreduce_alpha_s",
+// "launch_overhead_s.cuda_graph", "launch_overhead_s.per_step_cpu",
+// "layer_latency_scale.decode", "layer_latency_scale.prefill", and
+// "layer_latency_scale": one scale for both (reads the decode one).
+const std::vector<std::string>& hardware_coefficient_names();
+// The coefficient's value in the spec, and setting it; both throw
+// std::out_of_range for a name that is not one of the above.
+double hardware_coefficient(const HardwareSpec& hw, const std::string& name);
+void set_hardware_coefficient(HardwareSpec& hw, const std::string& name, double value);
+// The values a fit may give it: a fraction for an efficiency, seconds for
+// the rest (a microsecond to tens of milliseconds), a factor of 20 either
+// way for a layer latency scale.
+std::pair<double, double> hardware_coefficient_range(const std::string& name);
 
 // name: a shipped spec ("qwen3.5-397b-a17b-nvfp4", "b200") or a path to a
 // JSON file. Throws UserError naming the file and the missing/invalid field.

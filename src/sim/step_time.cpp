@@ -96,8 +96,11 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   const bool graph = !s.prefill && s.batch <= cfg_.cuda_graph_max_bs;
   const int layers = m_.layers_full + m_.layers_linear;
   t.launch_s = launch_s(graph, layers);
-  const double moe_layer_s = !m_.moe ? 0.0 : c.moe_layer_step_s + (s.prefill ? c.moe_prefill_layer_s : 0.0);
-  const double linear_prefill_s = s.prefill ? c.linear_prefill_layer_s * m_.layers_linear : 0.0;
+  // The profile's per-layer fixed costs, at this platform's kernel latency
+  // (HardwareSpec::layer_latency_scale_decode, _prefill).
+  const double dec = hw_.layer_latency_scale_decode, pre = hw_.layer_latency_scale_prefill;
+  const double moe_layer_s = !m_.moe ? 0.0 : dec * c.moe_layer_step_s + (s.prefill ? pre * c.moe_prefill_layer_s : 0.0);
+  const double linear_prefill_s = s.prefill ? pre * c.linear_prefill_layer_s * m_.layers_linear : 0.0;
   t.engine_s = c.step_s + moe_layer_s * layers + linear_prefill_s + s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
                                                c.linear_decode_s * m_.layers_linear) +
                s.prefill_tokens * (c.prefill_token_s + c.linear_prefill_token_s * m_.layers_linear);
@@ -127,7 +130,7 @@ StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int
     t.launch_s = batch <= cfg_.cuda_graph_max_bs ? hw_.launch_cuda_graph_s * 0.25 : hw_.launch_eager_s / layers * 2;
   }
   t.comm_s = allreduce_s(tokens, 2);
-  t.engine_s = m_.moe ? cfg_.costs.moe_layer_step_s : 0.0;  // the draft's one MoE layer
+  t.engine_s = m_.moe ? hw_.layer_latency_scale_decode * cfg_.costs.moe_layer_step_s : 0.0;  // the draft's one MoE layer
   t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s;
   return t;
 }

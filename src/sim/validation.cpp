@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -140,6 +141,7 @@ ValidationSet load_validation_set(const std::string& name_or_path) {
     v.tp = p.integer_or("tp", 1, JsonRange::between(1, 64));
     v.kv_dtype_bytes = p.integer_or("kv_dtype_bytes", 2, JsonRange::between(1, 4));
     v.mem_fraction_static = flag_fraction(p, "flags", "--mem-fraction-static");
+    v.flags = p.string_or("flags", "");
     if (p.has("speculative")) {
       const JsonReader sp = p.object("speculative");
       sp.reject_unknown_keys({"accept_length", "num_steps", "num_draft_tokens"});
@@ -208,9 +210,12 @@ ValidationUnknowns ValidationUnknowns::from_named(const std::map<std::string, do
     else if (kind == "hbm_efficiency") u.hbm_efficiency[what] = v;
     else if (const auto c2 = what.rfind(':'); kind == "setup_cost" && c2 != std::string::npos)
       u.setup_costs[what.substr(0, c2)][what.substr(c2 + 1)] = v;
+    else if (kind == "hardware" && c2 != std::string::npos)
+      u.hardware[what.substr(0, c2)][what.substr(c2 + 1)] = v;
     else
       throw std::invalid_argument("validation unknown '" + k +
-                                  "' is not input_tokens:<setup>, hbm_efficiency:<gpu> or setup_cost:<setup>:<coefficient>");
+                                  "' is not input_tokens:<setup>, hbm_efficiency:<gpu>, setup_cost:<setup>:<coefficient> "
+                                  "or hardware:<platform>:<coefficient>");
   }
   return u;
 }
@@ -273,6 +278,8 @@ double predict_point(const ValidationSet& set, const ValidationPoint& p, const E
   model.kv_dtype_bytes = p.kv_dtype_bytes;
   HardwareSpec hw = load_hardware_spec(p.gpu);
   if (auto it = hbm_efficiency.find(p.gpu); it != hbm_efficiency.end()) hw.eff_hbm = it->second;
+  if (auto it = unknowns.hardware.find(hw.platform); it != unknowns.hardware.end())
+    for (const auto& [name, v] : it->second) set_hardware_coefficient(hw, name, v);
   EngineConfig cfg;
   cfg.tp = p.tp;
   cfg.costs = costs;
@@ -308,6 +315,22 @@ double predict_point(const ValidationSet& set, const ValidationPoint& p, const E
     const bool large = hw.hbm_bytes >= 160.0 * (1ull << 30);
     cfg.chunked_prefill_size = large ? 16384 : 8192;
     cfg.cuda_graph_max_bs = large || p.tp >= 4 ? 512 : 256;
+  }
+  // The launch command's own scheduling flags where it gives them (e.g.
+  // InferenceX's AMD launchers: --scheduler-recv-interval 30,
+  // --chunked-prefill-size 131072, --cuda-graph-max-bs $CONC, the
+  // launcher's concurrency), then what SGLang derives from them.
+  std::string flags = p.flags;
+  for (std::size_t at; (at = flags.find("$CONC")) != std::string::npos;)
+    flags.replace(at, 5, std::to_string(p.concurrency));
+  apply_scheduling_flags(flags, cfg);
+  const auto positive_flag = [&](const char* flag, int& into) {
+    int n = 0;
+    if (const auto v = command_flag_value(flags, flag); v && std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) into = n;
+  };
+  positive_flag("--cuda-graph-max-bs", cfg.cuda_graph_max_bs);
+  positive_flag("--max-running-requests", cfg.max_running_requests);
+  if (p.engine == "sglang") {
     cfg.mem_fraction_static = p.mem_fraction_static.value_or(sglang_default_mem_fraction_static(
         hw.hbm_usable_bytes, p.tp, cfg.chunked_prefill_size, cfg.cuda_graph_max_bs, 1, cfg.spec.enabled));
   }

@@ -54,6 +54,10 @@ struct ValidationPoint {
   // The --mem-fraction-static its launch command ("flags") passed; absent:
   // SGLang's own default for the GPU and flags (sglang_default_mem_fraction_static).
   std::optional<double> mem_fraction_static;
+  // The launch command ("flags"): its scheduling flags apply
+  // (apply_scheduling_flags), e.g. an InferenceX launcher's
+  // --scheduler-recv-interval.
+  std::string flags;
   // Speculative decoding the server ran (MTP/NEXTN): the source's printed
   // mean accept length (bonus token included); 0: none.
   double spec_accept_length = 0;
@@ -85,11 +89,18 @@ struct ValidationSet {
 //                        its flags, engine version, host CPU and client),
 //                        replacing the profile's for that setup's points;
 //                        absent: the profile's (an uncalibrated deployment)
+//   hardware[platform][coefficient]
+//                        a hardware spec coefficient (hardware_coefficient_names:
+//                        an efficiency, the all-reduce latency, a launch
+//                        overhead, a layer latency scale) for every GPU
+//                        of that platform
+//                        (`--fit-hardware rocm_gfx942`); absent: the spec's
 struct ValidationUnknowns {
   std::map<std::string, double> input_tokens, hbm_efficiency;
   std::map<std::string, std::map<std::string, double>> setup_costs;
+  std::map<std::string, std::map<std::string, double>> hardware;
   // The fit's names for them: "input_tokens:<setup>", "hbm_efficiency:<gpu>",
-  // "setup_cost:<setup>:<coefficient>".
+  // "setup_cost:<setup>:<coefficient>", "hardware:<platform>:<coefficient>".
   static ValidationUnknowns from_named(const std::map<std::string, double>& named);
   nlohmann::ordered_json to_json() const;
 };

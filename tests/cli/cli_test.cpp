@@ -517,6 +517,20 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   EXPECT_EQ(no_engine.code, 2) << no_engine.output;
   EXPECT_NE(no_engine.output.find("--engine: "), std::string::npos) << no_engine.output;
   EXPECT_NE(no_engine.output.find("'trtllm' (it has: sglang, vllm)"), std::string::npos) << no_engine.output;
+  // --fit-hardware: a platform with no point, a coefficient that is not
+  // one, and an engine fit asked for beside it are each named.
+  auto no_platform = run_cli("sim validate --fit-hardware rocm_gfx999");
+  EXPECT_EQ(no_platform.code, 2) << no_platform.output;
+  EXPECT_NE(no_platform.output.find("no point on a GPU of platform 'rocm_gfx999'"), std::string::npos)
+      << no_platform.output;
+  auto bad_coef = run_cli("sim validate --fit-hardware rocm_gfx950 --hardware-coefficients efficiency.gem");
+  EXPECT_EQ(bad_coef.code, 2) << bad_coef.output;
+  EXPECT_NE(bad_coef.output.find("--hardware-coefficients: 'efficiency.gem'"), std::string::npos) << bad_coef.output;
+  auto both = run_cli("sim validate --fit-hardware rocm_gfx950 --fit /tmp/never-written.json");
+  EXPECT_EQ(both.code, 2) << both.output;
+  EXPECT_NE(both.output.find("--fit-hardware keeps the engine profile"), std::string::npos) << both.output;
+  // The AMD points are scored in groups of their own, beside the families.
+  EXPECT_NE(sglang.output.find("deepseek-v3 (rocm_gfx942)"), std::string::npos) << sglang.output;
 }
 
 TEST(Cli, SimPredictTakesTheSchedulerAndAnEngineProfile) {

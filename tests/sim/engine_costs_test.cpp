@@ -99,6 +99,31 @@ TEST(EngineCosts, MoeLayerTermsAddPerLayerForMoeModelsOnly) {
               StepTimeModel(dense, hw, db).prefill(300, 300.0 * 301 / 2, 300, 1).total_s, 1e-12);
 }
 
+TEST(EngineCosts, APlatformsLayerLatencyScalesItsDecodeAndPrefillLayerCosts) {
+  // The same costs as above on a spec whose per-layer kernel latencies are
+  // 3x (decode) and 0.5x (prefill) the profile's.
+  const auto moe = load_model_spec("qwen3-next-80b-a3b");  // 48 layers, 36 of them DeltaNet
+  auto hw = load_hardware_spec("b200");
+  EngineConfig base;
+  base.tp = 8;
+  EngineConfig c = base;
+  c.costs.moe_layer_step_s = 1e-4;
+  c.costs.moe_prefill_layer_s = 2e-3;
+  c.costs.linear_prefill_layer_s = 1e-3;
+  const StepTimeModel plain(moe, hw, base), at_profile(moe, hw, c);
+  hw.layer_latency_scale_decode = 3;
+  hw.layer_latency_scale_prefill = 0.5;
+  const StepTimeModel plain_scaled(moe, hw, base), scaled(moe, hw, c);
+  // A decode round: 48 x 3 x 1e-4.
+  EXPECT_NEAR(scaled.decode_round(16, 16 * 1000.0).total_s - plain_scaled.decode_round(16, 16 * 1000.0).total_s,
+              48 * 3 * 1e-4, 1e-12);
+  // A prefill: 48 x (3 x 1e-4 + 0.5 x 2e-3) + 36 x 0.5 x 1e-3.
+  EXPECT_NEAR(scaled.prefill(300, 300.0 * 301 / 2, 300, 1).total_s - plain_scaled.prefill(300, 300.0 * 301 / 2, 300, 1).total_s,
+              48 * (3e-4 + 1e-3) + 36 * 5e-4, 1e-12);
+  // Nothing else moves: without costs the scaled spec steps as the plain one.
+  EXPECT_DOUBLE_EQ(plain_scaled.decode_round(16, 16 * 1000.0).total_s, plain.decode_round(16, 16 * 1000.0).total_s);
+}
+
 TEST(EngineCosts, MoeGroupedGemmEfficiencyFallsWithTokensPerExpert) {
   const auto m = load_model_spec("qwen3-30b-a3b");
   const auto hw = load_hardware_spec("h100");
@@ -333,6 +358,59 @@ TEST(ValidationSet, APointsLaunchFractionElseSglangsDefaultSizesItsPools) {
     EXPECT_NE(std::string(e.what()).find("flags"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--mem-fraction-static"), std::string::npos) << e.what();
   }
+}
+
+TEST(ValidationSet, APointsSchedulingFlagsApplyWithTheLaunchersConcurrency) {
+  // Qwen3-8B on one H100, 500-token prompts and outputs, concurrency 4: a
+  // decode step is ~5 ms, so a new request waits for at most one step and
+  // its short prefill. With --scheduler-recv-interval 30 the scheduler takes
+  // new requests in only every 30 decode iterations: ~75 ms of wait on
+  // average, several times the TTFT without it. (The output lengths vary,
+  // so requests end one at a time: an engine left idle takes a request in
+  // at once.)
+  const auto point = [](const std::string& id, const std::string& flags, const std::string& metric) {
+    return R"({"id":")" + id + R"(","split":"fit","kind":"x","engine":"sglang","model":"qwen3-8b","gpu":"h100",
+      "kv_dtype_bytes":2,"flags":")" + flags + R"(","load":{"concurrency":4,"input_tokens":500,"output_tokens":500,
+      "output_tokens_stddev":150,"num_prompts":40},"metric":")" + metric + R"(","value":1,"source":"https://x"})";
+  };
+  const auto f = write_temp("sched-flags.json",
+                            "{\"points\":[" + point("plain", "sglang serve", "ttft_ms_mean") + "," +
+                                point("recv30", "sglang serve --scheduler-recv-interval 30", "ttft_ms_mean") + "," +
+                                point("conc", "sglang serve --max-running-requests $CONC", "output_tokens_per_s") + "," +
+                                point("two", "sglang serve --max-running-requests 2", "output_tokens_per_s") + "," +
+                                point("free", "sglang serve", "output_tokens_per_s") + "]}");
+  const auto set = load_validation_set(f);
+  const EngineCosts costs = load_engine_costs("sglang");
+  const ValidationUnknowns none;
+  const auto at = [&](std::size_t i) { return predict_point(set, set.points[i], costs, none); };
+  EXPECT_GT(at(1), 3 * at(0)) << "plain " << at(0) << " ms, recv interval 30 " << at(1) << " ms";
+  // $CONC is the point's concurrency (4): no cap below the load's lanes, so
+  // the run is the one without the flag; a cap of 2 halves the lanes served.
+  EXPECT_DOUBLE_EQ(at(2), at(4));
+  EXPECT_LT(at(3), 0.6 * at(4));
+}
+
+TEST(ValidationUnknowns, HardwareCoefficientsApplyToTheirPlatformsGpusOnly) {
+  const double half = load_hardware_spec("mi300x").eff_hbm / 2;
+  const auto u = ValidationUnknowns::from_named({{"hardware:rocm_gfx942:efficiency.hbm", half}});
+  ASSERT_EQ(u.hardware.at("rocm_gfx942").at("efficiency.hbm"), half);
+  EXPECT_THROW(ValidationUnknowns::from_named({{"hardware:rocm_gfx942", 1.0}}), std::invalid_argument);
+  // Qwen3-8B at concurrency 1 on one GPU: a decode step reads the weights
+  // (16.4 GB) at the HBM rate, so half the spec's efficiency nearly
+  // doubles the TPOT on the MI300X (gfx942) and leaves the H200's.
+  const auto point = [](const std::string& id, const std::string& gpu) {
+    return R"({"id":")" + id + R"(","split":"fit","kind":"x","engine":"sglang","model":"qwen3-8b","gpu":")" + gpu +
+           R"(","kv_dtype_bytes":2,"load":{"concurrency":1,"input_tokens":100,"output_tokens":200,"num_prompts":2},
+           "metric":"tpot_ms_mean","value":1,"source":"https://x"})";
+  };
+  const auto set = load_validation_set(write_temp("hw-unknowns.json", "{\"points\":[" + point("amd", "mi300x") + "," +
+                                                                          point("nv", "h200") + "]}"));
+  const EngineCosts costs;  // the roofline: a step is its weight read and little else
+  const ValidationUnknowns none;
+  const double amd = predict_point(set, set.points[0], costs, none), amd_slow = predict_point(set, set.points[0], costs, u);
+  EXPECT_GT(amd_slow, 1.8 * amd);
+  EXPECT_LT(amd_slow, 2.0 * amd);
+  EXPECT_DOUBLE_EQ(predict_point(set, set.points[1], costs, u), predict_point(set, set.points[1], costs, none));
 }
 
 TEST(CostFit, RecoversKnownCoefficientsFromExactTargets) {

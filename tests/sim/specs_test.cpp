@@ -111,6 +111,31 @@ TEST(Specs, HardwarePlatformIsOneTheEnginesKnow) {
   EXPECT_FALSE(load_hardware_spec("h200").rocm);
 }
 
+TEST(Specs, LayerLatencyScalesAreCheckedAndDefaultToOne) {
+  EXPECT_EQ(load_hardware_spec("h200").layer_latency_scale_decode, 1.0);
+  EXPECT_EQ(load_hardware_spec("h200").layer_latency_scale_prefill, 1.0);
+  auto e = hw_error("lat_key", [](json& j) { j["layer_latency_scale"]["decod"] = 2; });
+  EXPECT_NE(e.find("field 'layer_latency_scale.decod'"), std::string::npos) << e;
+  e = hw_error("lat_range", [](json& j) { j["layer_latency_scale"]["prefill"] = 100; });
+  EXPECT_NE(e.find("field 'layer_latency_scale.prefill'"), std::string::npos) << e;
+  EXPECT_NE(e.find("[0.05, 20]"), std::string::npos) << e;
+  // The fit's names reach the spec's fields; an unknown name is refused.
+  HardwareSpec hw = load_hardware_spec("mi300x");
+  set_hardware_coefficient(hw, "allreduce_alpha_s", 2.5e-5);
+  set_hardware_coefficient(hw, "layer_latency_scale.prefill", 1.5);
+  EXPECT_EQ(hw.allreduce_alpha_s, 2.5e-5);
+  EXPECT_EQ(hw.layer_latency_scale_prefill, 1.5);
+  EXPECT_EQ(hardware_coefficient(hw, "layer_latency_scale.prefill"), 1.5);
+  // One scale for both.
+  set_hardware_coefficient(hw, "layer_latency_scale", 2.0);
+  EXPECT_EQ(hw.layer_latency_scale_decode, 2.0);
+  EXPECT_EQ(hw.layer_latency_scale_prefill, 2.0);
+  for (const auto& name : hardware_coefficient_names()) EXPECT_NO_THROW(hardware_coefficient_range(name)) << name;
+  EXPECT_THROW(hardware_coefficient(hw, "efficiency.nvlinkk"), std::out_of_range);
+  EXPECT_THROW(set_hardware_coefficient(hw, "gemm", 0.5), std::out_of_range);
+  EXPECT_THROW(hardware_coefficient_range("gemm"), std::out_of_range);
+}
+
 TEST(ModelSpec, UnknownComputeDtypeIsRefused) {
   const auto e = model_error("int3", [](json& j) { j["compute_dtype"] = "int3"; });
   EXPECT_NE(e.find("field 'compute_dtype': must be one of bf16, fp8, fp4, got \"int3\""), std::string::npos) << e;
