@@ -110,7 +110,7 @@ TEST(EngineCosts, APlatformsLayerLatencyScalesItsDecodeAndPrefillLayerCosts) {
   c.costs.moe_layer_step_s = 1e-4;
   c.costs.moe_prefill_layer_s = 2e-3;
   c.costs.linear_prefill_layer_s = 1e-3;
-  const StepTimeModel plain(moe, hw, base), at_profile(moe, hw, c);
+  const StepTimeModel plain(moe, hw, base);
   hw.layer_latency_scale_decode = 3;
   hw.layer_latency_scale_prefill = 0.5;
   const StepTimeModel plain_scaled(moe, hw, base), scaled(moe, hw, c);
