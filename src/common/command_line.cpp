@@ -1,5 +1,7 @@
 #include "common/command_line.h"
 
+#include <cstdio>
+
 namespace agentperf {
 
 std::optional<std::string> command_flag_value(const std::string& command, const std::string& flag) {
@@ -10,6 +12,13 @@ std::optional<std::string> command_flag_value(const std::string& command, const 
     return command.substr(v, command.find(' ', v) - v);
   }
   return std::nullopt;
+}
+
+int command_flag_positive_int(const std::string& command, const std::string& flag) {
+  int n = 0;
+  if (const auto v = command_flag_value(command, flag))
+    if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) return n;
+  return 0;
 }
 
 }  // namespace agentperf

@@ -12,4 +12,9 @@ namespace agentperf {
 // longer flag that starts with it does not count).
 std::optional<std::string> command_flag_value(const std::string& command, const std::string& flag);
 
+// The positive integer a command passes to `flag`; 0 when it passes none,
+// or a value that does not start with a positive integer (a launcher's
+// unexpanded "$CONC").
+int command_flag_positive_int(const std::string& command, const std::string& flag);
+
 }  // namespace agentperf

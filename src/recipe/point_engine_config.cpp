@@ -11,13 +11,6 @@ namespace {
 // A vLLM server command (generated for vLLM entries).
 bool is_vllm_command(const std::string& command) { return command.rfind("vllm serve", 0) == 0; }
 
-// The positive integer a command passes to `flag`; 0 when it passes none.
-int positive_flag(const std::string& command, const char* flag) {
-  int n = 0;
-  if (const auto v = command_flag_value(command, flag))
-    if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) return n;
-  return 0;
-}
 }  // namespace
 
 bool runs_tensorrt_llm(const Recipe& r) { return r.framework.find("trt") != std::string::npos; }
@@ -123,10 +116,10 @@ void cap_running(PointEngine& pe, int cap, int per_rank) {
 // (--enable-linear-replayssm-spec) that the memory plan does not model, so
 // the rule's smaller figure sizes those.
 void apply_recipe_running_cap(PointEngine& pe, const std::string& command) {
-  int cap = positive_flag(command, "--max-running-requests"), per_rank = 0;
+  int cap = command_flag_positive_int(command, "--max-running-requests"), per_rank = 0;
   if (cap > 0)
     per_rank = std::max(1, cap / pe.dp);
-  else if ((cap = positive_flag(command, "--max-num-seqs")) > 0)
+  else if ((cap = command_flag_positive_int(command, "--max-num-seqs")) > 0)
     per_rank = cap;
   cap_running(pe, cap, per_rank);
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "common/command_line.h"
 #include "common/error.h"
@@ -70,10 +69,7 @@ double sglang_default_mem_fraction_static(double gpu_memory_bytes, int tp, int c
 
 void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
   auto positive = [&](const char* flag, int& into) {
-    if (const auto v = command_flag_value(command, flag)) {
-      int n = 0;
-      if (std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) into = n;
-    }
+    if (const int n = command_flag_positive_int(command, flag)) into = n;
   };
   // The API-server loops: each tokenizes whole prompts in turn
   // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.

@@ -514,8 +514,7 @@ double* hardware_field(HardwareSpec& hw, const std::string& name) {
 }  // namespace
 
 double hardware_coefficient(const HardwareSpec& hw, const std::string& name) {
-  HardwareSpec copy = hw;
-  return *hardware_field(copy, name);
+  return *hardware_field(const_cast<HardwareSpec&>(hw), name);  // only read
 }
 
 void set_hardware_coefficient(HardwareSpec& hw, const std::string& name, double value) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -324,12 +323,8 @@ double predict_point(const ValidationSet& set, const ValidationPoint& p, const E
   for (std::size_t at; (at = flags.find("$CONC")) != std::string::npos;)
     flags.replace(at, 5, std::to_string(p.concurrency));
   apply_scheduling_flags(flags, cfg);
-  const auto positive_flag = [&](const char* flag, int& into) {
-    int n = 0;
-    if (const auto v = command_flag_value(flags, flag); v && std::sscanf(v->c_str(), "%d", &n) == 1 && n > 0) into = n;
-  };
-  positive_flag("--cuda-graph-max-bs", cfg.cuda_graph_max_bs);
-  positive_flag("--max-running-requests", cfg.max_running_requests);
+  if (const int n = command_flag_positive_int(flags, "--cuda-graph-max-bs")) cfg.cuda_graph_max_bs = n;
+  if (const int n = command_flag_positive_int(flags, "--max-running-requests")) cfg.max_running_requests = n;
   if (p.engine == "sglang") {
     cfg.mem_fraction_static = p.mem_fraction_static.value_or(sglang_default_mem_fraction_static(
         hw.hbm_usable_bytes, p.tp, cfg.chunked_prefill_size, cfg.cuda_graph_max_bs, 1, cfg.spec.enabled));

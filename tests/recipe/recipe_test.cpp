@@ -169,4 +169,9 @@ TEST(Recipe, CommandFlagValueReadsSpaceAndEqualsForms) {
   EXPECT_EQ(recipe::command_flag_value("x --tp 4", "--tokenizer-worker-num"), std::nullopt);
   // A longer flag that starts with it is another flag.
   EXPECT_EQ(recipe::command_flag_value("x --tp-size 8 --tp 2", "--tp"), "2");
+  // Its positive integer: 0 when absent, not a number or not positive.
+  EXPECT_EQ(command_flag_positive_int("sglang --scheduler-recv-interval 30", "--scheduler-recv-interval"), 30);
+  EXPECT_EQ(command_flag_positive_int("sglang --cuda-graph-max-bs=$CONC", "--cuda-graph-max-bs"), 0);
+  EXPECT_EQ(command_flag_positive_int("sglang --page-size 0", "--page-size"), 0);
+  EXPECT_EQ(command_flag_positive_int("sglang --tp 8", "--page-size"), 0);
 }
