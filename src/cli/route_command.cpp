@@ -35,8 +35,11 @@ std::shared_ptr<RouteCommand> add_route_command(CLI::App& app) {
   auto* c = rc->cmd;
   c->add_option("-b,--backend", o.backends, "Backend base URL (repeat, or comma-separate): http://host:port")
       ->required()->delimiter(',');
-  c->add_option("--policy", rc->policy, "round_robin, least_outstanding, session_sticky or cache_aware")
-      ->check(CLI::IsMember({"round_robin", "least_outstanding", "session_sticky", "cache_aware"}))->capture_default_str();
+  c->add_option("--policy", rc->policy,
+                "round_robin, least_outstanding, session_sticky, cache_aware or consistent_hash (the key alone picks "
+                "the backend, as SGLang Model Gateway's consistent_hashing)")
+      ->check(CLI::IsMember({"round_robin", "least_outstanding", "session_sticky", "cache_aware", "consistent_hash"}))
+      ->capture_default_str();
   c->add_option("--host", o.host, "Address to listen on")->capture_default_str();
   c->add_option("--port", o.port, "Port to listen on (0 = ephemeral, printed at start)")
       ->transform(int_in(0, 65535))->capture_default_str();

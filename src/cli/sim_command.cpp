@@ -337,9 +337,11 @@ std::shared_ptr<SimCommand> add_sim_command(CLI::App& app) {
                         "instead of N independent replicas")
       ->group("Replay");
   sc->predict->add_option("--route-policy", sc->route_policy,
-                          "With --dp: round_robin, least_outstanding, session_sticky or cache_aware (the router's own "
-                          "policies; session_sticky keys on the session tree with --routing-headers)")
-      ->check(CLI::IsMember({"round_robin", "least_outstanding", "session_sticky", "cache_aware"}))
+                          "With --dp: round_robin, least_outstanding, session_sticky, cache_aware (the router's own "
+                          "policies; session_sticky keys on the session tree with --routing-headers) or "
+                          "consistent_hash (SGLang Model Gateway's and vllm-router's: the key alone picks the rank, "
+                          "no load bound)")
+      ->check(CLI::IsMember({"round_robin", "least_outstanding", "session_sticky", "cache_aware", "consistent_hash"}))
       ->capture_default_str()->group("Replay");
   sc->predict->add_option("--decode-engines", sc->decode_engines,
                           "With --traces: disaggregated serving: the --dp engines prefill each request and sample its "

@@ -443,7 +443,8 @@ Recipe MasterConfig::entry(const std::string& key) const {
         notes.add("router", en["router"].path(),
                   component(en["router"]) +
                       (e.dp_attn && !r.multinode
-                           ? ": its own policy is not modelled; --dry-run routes the DP-attention ranks session-sticky "
+                           ? ": its own policy is not read; --dry-run routes the DP-attention ranks as InferenceX's "
+                             "launchers' routers do, by consistent hashing of each conversation with no load bound "
                              "(each rank its own KV pool and radix cache, stepping in lockstep)"
                        : r.multinode ? kMultinodeRouterNote
                                      : ": the router is not modelled; the plan and --dry-run see one engine"));

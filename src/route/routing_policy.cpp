@@ -122,6 +122,39 @@ class SessionSticky final : public RoutingPolicy {
   double last_sweep_ = 0;
 };
 
+// SGLang Model Gateway's and vllm-router's consistent hashing: the key's
+// point on a ring of virtual_nodes points per target, then clockwise to the
+// first healthy target. No load enters the choice, so how many sessions a
+// target holds is the luck of the keys' hashes (the ring's own hash differs
+// from the routers'; only its statistics matter here).
+class ConsistentHash final : public RoutingPolicy {
+ public:
+  ConsistentHash(int targets, PolicyOptions o) : o_(o) {
+    for (int t = 0; t < targets; ++t)
+      for (int v = 0; v < o_.virtual_nodes; ++v) ring_.emplace(hash64("target-" + std::to_string(t) + "#" + std::to_string(v)), t);
+  }
+
+  RouteDecision choose(const RouteRequest& req, const std::vector<TargetState>& targets) override {
+    if (req.key.empty()) {
+      const int t = least_outstanding(targets, o_);
+      return t < 0 ? unavailable(targets) : RouteDecision{t, "no_key", 0};
+    }
+    auto it = ring_.lower_bound(hash64(req.key));
+    bool first = true;
+    for (std::size_t step = 0; step < ring_.size(); ++step, ++it) {
+      if (it == ring_.end()) it = ring_.begin();
+      const auto& s = targets[static_cast<std::size_t>(it->second)];
+      if (s.healthy && has_room(s, o_)) return {it->second, first ? "ring" : "ring_next_healthy", 0};
+      first = false;
+    }
+    return unavailable(targets);
+  }
+
+ private:
+  PolicyOptions o_;
+  std::multimap<std::uint64_t, int> ring_;
+};
+
 class CacheAware final : public RoutingPolicy {
  public:
   CacheAware(int targets, PolicyOptions o) : o_(o) {
@@ -179,7 +212,9 @@ Policy parse_policy(const std::string& name) {
   if (name == "least_outstanding") return Policy::least_outstanding;
   if (name == "session_sticky") return Policy::session_sticky;
   if (name == "cache_aware") return Policy::cache_aware;
-  throw UserError("unknown routing policy '" + name + "' (round_robin, least_outstanding, session_sticky, cache_aware)");
+  if (name == "consistent_hash") return Policy::consistent_hash;
+  throw UserError("unknown routing policy '" + name +
+                  "' (round_robin, least_outstanding, session_sticky, cache_aware, consistent_hash)");
 }
 
 const char* policy_name(Policy p) {
@@ -188,6 +223,7 @@ const char* policy_name(Policy p) {
     case Policy::least_outstanding: return "least_outstanding";
     case Policy::session_sticky: return "session_sticky";
     case Policy::cache_aware: return "cache_aware";
+    case Policy::consistent_hash: return "consistent_hash";
   }
   return "?";
 }
@@ -208,6 +244,7 @@ std::unique_ptr<RoutingPolicy> make_policy(Policy p, int targets, const PolicyOp
     case Policy::least_outstanding: return std::make_unique<LeastOutstanding>(opts);
     case Policy::session_sticky: return std::make_unique<SessionSticky>(targets, opts);
     case Policy::cache_aware: return std::make_unique<CacheAware>(targets, opts);
+    case Policy::consistent_hash: return std::make_unique<ConsistentHash>(targets, opts);
   }
   return nullptr;
 }

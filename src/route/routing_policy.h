@@ -21,6 +21,16 @@
 //   max > balance_rel x min) the least-loaded target; else the best prefix
 //   match if it covers more than cache_threshold of the prompt; else the
 //   target holding the smallest index (spreads new prefixes).
+// - consistent_hash: the key alone picks the target, on a ring of
+//   virtual_nodes points per target (the first healthy one clockwise of the
+//   key's hash), with no load bound: SGLang Model Gateway's
+//   `consistent_hashing` (github.com/sgl-project/sglang,
+//   sgl-model-gateway/src/policies/consistent_hashing.rs @ 11658624ba63) and
+//   vllm-router's `consistent_hash` (github.com/vllm-project/router,
+//   src/policies/consistent_hash.rs @ 080589a0b729, 160 virtual nodes a
+//   worker), which InferenceX's DP-attention launchers put in front of their
+//   DP ranks. Sessions land where their keys hash, so at a few dozen
+//   sessions over 8 ranks one rank may hold twice the mean.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -32,13 +42,13 @@
 
 namespace agentperf::route {
 
-enum class Policy { round_robin, least_outstanding, session_sticky, cache_aware };
+enum class Policy { round_robin, least_outstanding, session_sticky, cache_aware, consistent_hash };
 Policy parse_policy(const std::string& name);  // throws UserError listing the names
 const char* policy_name(Policy p);
 
 struct PolicyOptions {
   double bounded_load_epsilon = 0.25;  // session_sticky: capacity factor for new keys
-  int virtual_nodes = 160;             // session_sticky: ring points per target
+  int virtual_nodes = 160;             // session_sticky, consistent_hash: ring points per target
   double session_ttl_s = 14400;        // session_sticky: forget keys idle this long (SMG manual policy)
   double cache_threshold = 0.3;        // cache_aware (SMG defaults)
   int balance_abs_threshold = 64;

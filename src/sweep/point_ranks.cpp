@@ -13,8 +13,24 @@ PointRanks point_ranks(const recipe::PointEngine& pe, const sim::ModelSpec& mode
     out.ranks.push_back(out.owned.back().get());
   }
   const bool several = out.ranks.size() > 1;
-  out.routing_headers = several;  // the entries' DP arms run behind a session-sticky router
-  out.options.policy = several ? route::Policy::session_sticky : route::Policy::round_robin;
+  if (pe.dp > 1 && pe.workers == 1) {
+    // One engine's DP-attention ranks behind the launcher's router:
+    // InferenceX's SGLang DP arms start sglang_router with --policy
+    // consistent_hashing --dp-aware and export
+    // AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID, its vLLM DP arms
+    // vllm-router --policy consistent_hash with
+    // AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID
+    // (benchmarks/single_node/agentic/glm5.2_fp4_b300_sglang_mtp.sh,
+    // dsv4_fp4_b200_sglang_mtp.sh, dsv4_fp4_b200_vllm_mtp.sh @ 843c6254ff69).
+    // So each conversation (a subagent is one of its own) goes where its
+    // AIPerf correlation id hashes, with no load bound: the stream's key,
+    // not the tree's (routing_headers off).
+    out.routing_headers = false;
+    out.options.policy = route::Policy::consistent_hash;
+  } else {
+    out.routing_headers = several;  // replicas behind a session-sticky router keyed on the session tree
+    out.options.policy = several ? route::Policy::session_sticky : route::Policy::round_robin;
+  }
   out.options.lockstep_ranks = pe.dp > 1 ? pe.dp : 1;
   return out;
 }

@@ -1,11 +1,13 @@
 // The simulated engines one serving engine of a recipe point runs as in a
 // virtual-time replay (replay/virtual_replay.h): its DP-attention ranks
 // (recipe::PointEngine::dp, each sized as the memory plan sizes one) times
-// its identical workers, behind a session-sticky router keyed on the
-// session tree, each engine's ranks stepping in lockstep
+// its identical workers, each engine's ranks stepping in lockstep
 // (sim/lockstep_group.h); a point without DP attention and one worker is
-// one engine. One place for the dry run of a sweep and `sim validate
-// --agentx`, so both run a DP-attention deployment the same way.
+// one engine. One engine's DP ranks sit behind the launchers' consistent
+// hashing on each conversation's correlation id (no load bound); several
+// workers behind a session-sticky router keyed on the session tree. One
+// place for the dry run of a sweep and `sim validate --agentx`, so both run
+// a DP-attention deployment the same way.
 #pragma once
 #include <memory>
 #include <vector>
@@ -20,7 +22,7 @@ struct PointRanks {
   std::vector<std::unique_ptr<sim::Engine>> owned;
   std::vector<sim::Engine*> ranks;        // what predict_replay takes
   replay::VirtualReplayOptions options;   // the router's policy and the lockstep groups
-  bool routing_headers = false;           // ReplayConfig::routing_headers: route by session tree
+  bool routing_headers = false;           // ReplayConfig::routing_headers: route by session tree (else by conversation)
 };
 
 // `model`: the point's spec (the rank's own, pe.model, when the plan made

@@ -622,7 +622,7 @@ class Sweep {
     cfg.benchmark_id = "sim-predict/" + recipe_.name + "/" + p.exp_name;
     // The point's engines as the matrix plans them (recipe::engines_for):
     // a DP-attention point's DP ranks, each sized as the memory plan sizes
-    // one, behind a session-sticky router, stepping in lockstep
+    // one, behind the launchers' consistent hashing, stepping in lockstep
     // (sim/lockstep_group.h); a TensorRT-LLM entry sized and scheduled as
     // TensorRT-LLM; every other single-node point one engine of its TP.
     PointRanks served;

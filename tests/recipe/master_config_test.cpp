@@ -635,9 +635,9 @@ TEST(MasterConfig, UnmodelledFieldsAreNamed) {
   EXPECT_TRUE(has_note(v, "vllm-dep.scenarios.agentic-coding[0].search-space[0].dp-attn: true: planned as one DP rank"));
   EXPECT_TRUE(has_note(v, "except the attention and embedding, held at 1/attention-TP where the model spec gives "
                           "their bytes (dp_attention_replicated_bytes; without them, spread too)"));
-  // A DP-attention row's dry run routes its ranks itself; the router's own policy is the unmodelled part.
-  EXPECT_TRUE(has_note(v, "search-space[0].router: vllm-router 0.1.14: its own policy is not modelled; --dry-run "
-                          "routes the DP-attention ranks session-sticky"));
+  // A DP-attention row's dry run routes its ranks as the launchers' routers do; the entry's router field is not read.
+  EXPECT_TRUE(has_note(v, "search-space[0].router: vllm-router 0.1.14: its own policy is not read; --dry-run "
+                          "routes the DP-attention ranks as InferenceX's launchers' routers do, by consistent hashing"));
   EXPECT_TRUE(has_note(v, "search-space[1].pp: pipeline parallelism: weights are spread over TP x PP GPUs, but each rank "
                           "is planned as holding the KV of every layer"));
   EXPECT_TRUE(has_note(v, "search-space[1].kv-offload-backend: 'vllm-simple': host offload is planned as SGLang HiCache"));

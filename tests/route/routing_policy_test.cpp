@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "common/error.h"
@@ -123,6 +124,54 @@ TEST(RoutingPolicy, SessionStickyBoundsTheLoadOfNewKeys) {
   for (const auto& s : t) EXPECT_GE(s.outstanding, 25);
 }
 
+// SGLang Model Gateway's consistent_hashing: the key decides, whatever the
+// loads; a failed target's keys move to the next one clockwise and come
+// back when it recovers.
+TEST(RoutingPolicy, ConsistentHashIgnoresLoadAndFollowsTheKey) {
+  auto p = make_policy(Policy::consistent_hash, 8, {});
+  std::vector<TargetState> t(8);
+  const auto first = p->choose(keyed("conv-7"), t);
+  ASSERT_GE(first.target, 0);
+  EXPECT_EQ(first.reason, "ring");
+  t[first.target].outstanding = 1000;  // no load bound: it stays
+  EXPECT_EQ(p->choose(keyed("conv-7"), t).target, first.target);
+  t[first.target].healthy = false;
+  const auto moved = p->choose(keyed("conv-7"), t);
+  ASSERT_GE(moved.target, 0);
+  EXPECT_NE(moved.target, first.target);
+  EXPECT_EQ(moved.reason, "ring_next_healthy");
+  t[first.target].healthy = true;
+  EXPECT_EQ(p->choose(keyed("conv-7"), t).target, first.target);
+  EXPECT_EQ(p->choose({}, t).reason, "no_key");
+}
+
+// 64 sessions over 8 targets land as their hashes fall, unbalanced as
+// independent draws are; session_sticky's load bound keeps the same keys
+// within ceil(1.25 x 64 / 8) = 10 a target.
+TEST(RoutingPolicy, ConsistentHashSpreadsSessionsAsTheirHashesFall) {
+  PolicyOptions o;
+  auto hashed = make_policy(Policy::consistent_hash, 8, o);
+  auto bounded = make_policy(Policy::session_sticky, 8, o);
+  std::vector<TargetState> th(8), tb(8);
+  for (int i = 0; i < 64; ++i) {
+    const std::string key = "session-" + std::to_string(i);
+    const int a = hashed->choose(keyed(key), th).target;
+    ++th[a].outstanding;
+    const int b = bounded->choose(keyed(key), tb).target;
+    ++tb[b].outstanding;
+    bounded->routed(b, keyed(key));
+  }
+  int hashed_max = 0, bounded_max = 0, hashed_used = 0;
+  for (int k = 0; k < 8; ++k) {
+    hashed_max = std::max(hashed_max, th[k].outstanding);
+    bounded_max = std::max(bounded_max, tb[k].outstanding);
+    hashed_used += th[k].outstanding > 0;
+  }
+  EXPECT_LE(bounded_max, 10);
+  EXPECT_GT(hashed_max, bounded_max);  // these 64 keys pile up somewhere
+  EXPECT_EQ(hashed_used, 8);           // but the ring's 160 points a target reach all of them
+}
+
 TEST(RoutingPolicy, CacheAwareFollowsThePrefixUnlessImbalanced) {
   PolicyOptions o;
   o.block_bytes = 4;
@@ -158,5 +207,7 @@ TEST(RoutingPolicy, CacheAwareFollowsThePrefixUnlessImbalanced) {
 
 TEST(RoutingPolicy, NamesParse) {
   EXPECT_EQ(parse_policy("cache_aware"), Policy::cache_aware);
+  EXPECT_EQ(parse_policy("consistent_hash"), Policy::consistent_hash);
+  EXPECT_STREQ(policy_name(Policy::consistent_hash), "consistent_hash");
   EXPECT_THROW(parse_policy("random"), UserError);
 }

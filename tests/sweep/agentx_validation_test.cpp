@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "sim/engine_costs.h"
 #include "sim/specs.h"
+#include "sweep/point_ranks.h"
 
 using namespace agentperf;
 
@@ -201,4 +202,29 @@ TEST(AgentxValidation, AMultinodeSeriesReplaysItsWorkerPools) {
   EXPECT_NE(error_of(set_text(R"(, "decode": {"workers": 1, "tp": 4})")).find("field 'series.s1.decode': needs a prefill block"),
             std::string::npos)
       << error_of(set_text(R"(, "decode": {"workers": 1, "tp": 4})"));
+}
+
+// How a point's engines are routed: one engine's DP-attention ranks behind
+// the launchers' consistent hashing on each conversation's key (no load
+// bound); identical workers behind the session-sticky router on the tree.
+TEST(PointRanks, DpRanksAreHashedPerConversationAndWorkersStickPerTree) {
+  const auto model = sim::load_model_spec("qwen3-8b");
+  const auto hw = sim::load_hardware_spec("h200");
+  recipe::PointEngine dp;
+  dp.dp = 4;
+  const auto ranks = sweep::point_ranks(dp, model, hw, dp.config);
+  EXPECT_EQ(ranks.ranks.size(), 4u);
+  EXPECT_EQ(ranks.options.policy, route::Policy::consistent_hash);
+  EXPECT_FALSE(ranks.routing_headers);
+  EXPECT_EQ(ranks.options.lockstep_ranks, 4);
+  recipe::PointEngine replicas;
+  replicas.workers = 3;
+  const auto three = sweep::point_ranks(replicas, model, hw, replicas.config);
+  EXPECT_EQ(three.ranks.size(), 3u);
+  EXPECT_EQ(three.options.policy, route::Policy::session_sticky);
+  EXPECT_TRUE(three.routing_headers);
+  recipe::PointEngine one;
+  const auto single = sweep::point_ranks(one, model, hw, one.config);
+  EXPECT_EQ(single.ranks.size(), 1u);
+  EXPECT_FALSE(single.routing_headers);
 }
