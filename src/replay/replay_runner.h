@@ -84,10 +84,11 @@ struct ReplayConfig {
   std::string benchmark_id;  // fresh per run: makes markers differ across runs
   bool context_overflow_ends_play = true;
   // The dataset index lane 0's first play takes; lane k takes the next k-th
-  // and recycles go on in order from there (wrapping). AIPerf's lanes draw
-  // from its dataset sampler, whose order for the Weka loader was not read
-  // (docs/agentx.md); a prediction turns this to see how much its numbers
-  // owe to which few traces a low-concurrency hour happens to replay.
+  // and recycles go on in order from there (wrapping). AIPerf's Weka loaders
+  // ask for sequential sampling (the dataset's row order: docs/agentx.md),
+  // so a real hour at c lanes replays the corpus's first c rows and then the
+  // rows after them; a prediction over a synthetic stand-in turns this to
+  // see how much its numbers owe to which few traces the hour replays.
   std::int64_t first_trace = 0;
   bool routing_headers = false;          // X-SMG-Routing-Key (tree) and X-Session-ID (conversation)
   // AIPerf's session-affinity headers, each the request's stable
