@@ -17,6 +17,7 @@
 #include "sim/cost_fit.h"
 #include "sim/engine_costs.h"
 #include "sweep/agentx_validation.h"
+#include "trace/synth.h"
 
 namespace agentperf::cli {
 namespace {
@@ -96,6 +97,26 @@ std::map<std::string, double> rerun_spread(const AgentxSet& set) {
 
 }  // namespace
 
+std::map<std::string, std::string> parse_corpus_files(const std::vector<std::string>& items) {
+  std::map<std::string, std::string> out;
+  const auto presets = trace::synth_preset_names();
+  std::string known;
+  for (const auto& p : presets) known += (known.empty() ? "" : ", ") + p;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    const std::string preset = eq == std::string::npos ? std::string() : item.substr(0, eq);
+    const std::string path = eq == std::string::npos ? std::string() : item.substr(eq + 1);
+    if (eq == std::string::npos || path.empty())
+      throw UserError("--corpus-file '" + item + "': expected PRESET=PATH (a trace file or directory for the series "
+                      "that replay PRESET, one of " + known + ")");
+    if (std::find(presets.begin(), presets.end(), preset) == presets.end())
+      throw UserError("--corpus-file '" + item + "': unknown corpus preset '" + preset + "' (known: " + known + ")");
+    if (!out.emplace(preset, path).second)
+      throw UserError("--corpus-file: " + preset + " is given twice ('" + out[preset] + "' and '" + path + "')");
+  }
+  return out;
+}
+
 int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   AgentxSet set = sweep::load_agentx_set(o.points);
   std::vector<const AgentxPoint*> todo;
@@ -110,12 +131,25 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   sweep::AgentxPredictOptions po;
   po.duration_s = o.duration_s;
   po.corpus = o.corpus;
+  po.corpus_files = parse_corpus_files(o.corpus_files);
   if (!o.engine_profile.empty()) {
     const sim::EngineCosts c = sim::load_engine_costs(o.engine_profile);
     po.costs = [c](const std::string&) { return c; };
   }
-  auto corpus_of = [&](const AgentxPoint& p) -> const std::string& { return sweep::corpus_of(set.series_of(p), po); };
-  // The corpora first, one at a time (each point's replay reads them).
+  auto corpus_of = [&](const AgentxPoint& p) { return sweep::corpus_source(set.series_of(p), po); };
+  // The corpora first, one at a time (each point's replay reads them); a
+  // file given for a corpus is read even when no chosen series replays it.
+  for (const auto& [preset, path] : po.corpus_files) {
+    std::size_t n = 0;
+    try {
+      n = sweep::agentx_corpus(path).size();
+    } catch (const UserError& e) {
+      throw UserError("--corpus-file " + preset + "=" + path + ": " + e.what());
+    }
+    if (!o.quiet)
+      std::fprintf(stderr, "agentperf: series on %s replay %s (%zu traces, in file order)\n", preset.c_str(),
+                   path.c_str(), n);
+  }
   for (const auto* p : todo) (void)sweep::agentx_corpus(corpus_of(*p));
 
   std::vector<Scored> rows(todo.size());
@@ -351,7 +385,8 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
 
   nlohmann::ordered_json j = {{"source", set.source}, {"duration_s", o.duration_s}, {"cpu_seconds", cpu},
                               {"sample_orders", o.sample_orders},
-                              {"corpus_override", o.corpus.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.corpus)}};
+                              {"corpus_override", o.corpus.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.corpus)},
+                              {"corpus_files", po.corpus_files}};
   j["points"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
     nlohmann::ordered_json pj = {{"id", r.p->id}, {"series", r.p->series}, {"family", set.series_of(*r.p).family},

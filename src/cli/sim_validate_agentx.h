@@ -5,7 +5,9 @@
 // model family and per series, each error beside the run-to-run spread of
 // the reruns in the set.
 #pragma once
+#include <map>
 #include <string>
+#include <vector>
 
 namespace agentperf::cli {
 
@@ -29,7 +31,15 @@ struct AgentxValidateOptions {
   // (a what-if: e.g. the 256k-capped corpus for the 1M series, to see how
   // much of a miss the corpus explains).
   std::string corpus;
+  // --corpus-file PRESET=PATH, as given: the series that replay PRESET
+  // replay the traces in PATH instead, rows in file order
+  // (sweep::AgentxPredictOptions::corpus_files).
+  std::vector<std::string> corpus_files;
 };
+
+// "PRESET=PATH" items into a map; UserError naming the item and what was
+// expected (a known preset, a path, each preset once).
+std::map<std::string, std::string> parse_corpus_files(const std::vector<std::string>& items);
 
 int run_sim_validate_agentx(const AgentxValidateOptions& o);
 

@@ -210,6 +210,12 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
                       "Replay every series on this corpus preset instead of its own (cc-weka-256k, cc-weka-1m): a "
                       "what-if")
       ->check(CLI::IsMember(trace::synth_preset_names()))->group(ax);
+  vc->cmd->add_option("--corpus-file", vc->agentx_opts.corpus_files,
+                      "PRESET=PATH (repeatable): the series that replay PRESET (cc-weka-256k, cc-weka-1m) replay the "
+                      "Weka traces in PATH instead of the synthetic stand-in, its first 393 rows in file order as "
+                      "InferenceX has AIPerf load them (the real corpus reproduces the rows and t* of the published "
+                      "hour)")
+      ->group(ax);
   vc->cmd->add_flag("-q,--quiet", vc->agentx_opts.quiet, "No progress lines")->group(ax);
   return vc;
 }

@@ -192,7 +192,7 @@ Recipe load_recipe(const std::string& path) {
   }
   if (root.has("replay")) {
     auto rp = root["replay"];
-    rp.only({"duration", "traces", "grace", "warmup", "system-idle-cap", "endpoint-type"});
+    rp.only({"duration", "traces", "grace", "warmup", "system-idle-cap", "endpoint-type", "random-seed"});
     r.duration_s = rp.get<double>("duration", "seconds", 3600.0);
     if (r.duration_s <= 0) rp["duration"].fail("must be > 0");
     if (rp.has("traces")) {
@@ -206,6 +206,9 @@ Recipe load_recipe(const std::string& path) {
     r.replay_warmup = rp.get<bool>("warmup", "true or false", true);
     r.replay_system_idle_cap_s = rp.get<double>("system-idle-cap", "seconds", 10.0);
     if (r.replay_system_idle_cap_s <= 0) rp["system-idle-cap"].fail("must be > 0 seconds");
+    const auto seed = rp.get<std::int64_t>("random-seed", "a whole number >= 0", std::int64_t{42});
+    if (seed < 0) rp["random-seed"].fail("must be >= 0");
+    r.replay_seed = static_cast<std::uint64_t>(seed);
     r.replay_endpoint_type = rp.get<std::string>("endpoint-type", "chat or completions", std::string("completions"));
     if (r.replay_endpoint_type != "chat" && r.replay_endpoint_type != "completions")
       rp["endpoint-type"].fail("must be chat or completions");

@@ -70,6 +70,10 @@ struct Recipe {
   double replay_grace_s = 30;
   bool replay_warmup = true;
   double replay_system_idle_cap_s = 10;
+  // The replay's seed (replay::ReplayConfig::seed: block contents and each
+  // lane's t*): InferenceX runs AIPerf with --random-seed 42
+  // (benchmarks/benchmark_lib.sh @ 843c6254ff69, build_replay_cmd).
+  std::uint64_t replay_seed = 42;
   std::string replay_endpoint_type = "completions";  // token-id prompts need no tokenizer
   double server_startup_timeout_s = 1800;  // `server.startup-timeout`: readiness wait (weights load)
   // `cost`: what a GPU of the deployment costs and draws, carried into each

@@ -175,17 +175,29 @@ AgentxSet load_agentx_set(const std::string& name_or_path) {
   return set;
 }
 
-const std::vector<trace::WekaTrace>& agentx_corpus(const std::string& preset) {
+const std::vector<trace::WekaTrace>& agentx_corpus(const std::string& source) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<std::vector<trace::WekaTrace>>> made;
   std::lock_guard lk(mu);
-  auto& slot = made[preset];
-  if (!slot) slot = std::make_unique<std::vector<trace::WekaTrace>>(trace::load_traces("synth:" + preset, "weka", {}));
+  auto& slot = made[source];
+  if (!slot) {
+    trace::LoadOptions lo;
+    if (source.rfind("synth:", 0) != 0) lo.num_dataset_entries = 393;
+    auto traces = trace::load_traces(source, "weka", lo);
+    if (traces.empty()) throw UserError("corpus " + source + ": no trace to replay");
+    slot = std::make_unique<std::vector<trace::WekaTrace>>(std::move(traces));
+  }
   return *slot;
 }
 
 const std::string& corpus_of(const AgentxSeries& s, const AgentxPredictOptions& o) {
   return o.corpus.empty() ? s.corpus : o.corpus;
+}
+
+std::string corpus_source(const AgentxSeries& s, const AgentxPredictOptions& o) {
+  const std::string& preset = corpus_of(s, o);
+  if (auto it = o.corpus_files.find(preset); it != o.corpus_files.end()) return it->second;
+  return "synth:" + preset;
 }
 
 namespace {
@@ -274,12 +286,17 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   rc.grace_s = 30;
   rc.output.quiet = true;
   rc.benchmark_id = "sim-validate-agentx/" + p.id;
+  // InferenceX runs AIPerf with --random-seed 42 (build_replay_cmd in
+  // benchmarks/benchmark_lib.sh @ 843c6254ff69): each lane's t* is drawn
+  // from it and the trace's id, so a real corpus file (--corpus-file)
+  // starts every lane where the published hour did.
+  rc.seed = 42;
   rc.routing_headers = served.routing_headers;
-  const std::string& corpus = corpus_of(s, o);
-  const auto& traces = agentx_corpus(corpus);
+  const std::string source = corpus_source(s, o);
+  const auto& traces = agentx_corpus(source);
   auto res = replay::predict_replay(served.ranks, rc, traces, served.options);
   replay::ReplayRunInfo info;
-  info.traces_source = "synth:" + corpus;
+  info.traces_source = source;
   info.gpus = s.num_gpus;
   info.traces = &traces;
   info.cli_command = "agentperf sim validate --agentx (point " + p.id + ")";

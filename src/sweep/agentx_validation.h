@@ -133,15 +133,26 @@ struct AgentxPredictOptions {
   double duration_s = 3600;  // the published runs' length
   std::int64_t first_trace = 0;  // the corpus index the lanes start from (replay::ReplayConfig::first_trace)
   std::string corpus;            // non-empty: this preset instead of the series' own (a what-if)
+  // Preset name -> a Weka trace file (or directory) replayed in its place,
+  // rows in file order: the real corpus where the user has it, so the
+  // lanes replay the rows and t* the published hour did (AIPerf's Weka
+  // loaders sample sequentially: docs/agentx.md).
+  std::map<std::string, std::string> corpus_files;
   // Engine costs per engine kind ("sglang", "vllm"): the shipped profiles
   // unless replaced.
   std::function<sim::EngineCosts(const std::string& engine)> costs;
 };
 
-// The traces of a corpus preset, made once and shared by its points.
-const std::vector<trace::WekaTrace>& agentx_corpus(const std::string& preset);
+// The traces of a corpus source (corpus_source's "synth:PRESET" or a file),
+// read once and shared by its points. A file is read as InferenceX has
+// AIPerf load the corpus: its first 393 traces (--num-dataset-entries 393,
+// benchmarks/benchmark_lib.sh @ 843c6254ff69), in file order.
+const std::vector<trace::WekaTrace>& agentx_corpus(const std::string& source);
 // The preset a series replays under these options: the override, else its own.
 const std::string& corpus_of(const AgentxSeries& s, const AgentxPredictOptions& o);
+// Where that preset's traces come from: the file given for it in
+// o.corpus_files, else "synth:PRESET" (the synthetic stand-in).
+std::string corpus_source(const AgentxSeries& s, const AgentxPredictOptions& o);
 
 AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p, const AgentxPredictOptions& o);
 

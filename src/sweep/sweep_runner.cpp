@@ -524,6 +524,7 @@ class Sweep {
     cfg.grace_s = recipe_.replay_grace_s;
     cfg.system_idle_cap_s = recipe_.replay_system_idle_cap_s;
     cfg.warmup = recipe_.replay_warmup;
+    cfg.seed = recipe_.replay_seed;
     return cfg;
   }
 

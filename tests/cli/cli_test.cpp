@@ -496,6 +496,19 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   EXPECT_EQ(corpus.code, 2) << corpus.output;
   EXPECT_NE(corpus.output.find("--corpus: cc-weka-2m not in {cc-weka-256k,cc-weka-1m}"), std::string::npos)
       << corpus.output;
+  // --corpus-file takes PRESET=PATH for a known preset, once each; a path
+  // that cannot be read is named with the flag.
+  auto no_eq = run_cli("sim validate --agentx --corpus-file cc-weka-1m");
+  EXPECT_EQ(no_eq.code, 2) << no_eq.output;
+  EXPECT_NE(no_eq.output.find("--corpus-file 'cc-weka-1m': expected PRESET=PATH"), std::string::npos) << no_eq.output;
+  auto bad_preset = run_cli("sim validate --agentx --corpus-file cc-weka-2m=/tmp/x.jsonl");
+  EXPECT_EQ(bad_preset.code, 2) << bad_preset.output;
+  EXPECT_NE(bad_preset.output.find("unknown corpus preset 'cc-weka-2m' (known: cc-weka-256k, cc-weka-1m)"),
+            std::string::npos) << bad_preset.output;
+  auto no_file = run_cli("sim validate --agentx --series ix3200 --corpus-file cc-weka-256k=/nonexistent/c.jsonl");
+  EXPECT_EQ(no_file.code, 2) << no_file.output;
+  EXPECT_NE(no_file.output.find("--corpus-file cc-weka-256k=/nonexistent/c.jsonl: "), std::string::npos)
+      << no_file.output;
   auto missing = run_cli("sim validate --points /nonexistent/points.json");
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.output.find("/nonexistent/points.json"), std::string::npos) << missing.output;

@@ -143,6 +143,11 @@ TEST(Recipe, SweepReplaySettingsAreCheckedAndTracesResolvedAgainstTheRecipe) {
   EXPECT_DOUBLE_EQ(r.replay_grace_s, 2);
   EXPECT_FALSE(r.replay_warmup);
   EXPECT_EQ(r.replay_endpoint_type, "completions");
+  EXPECT_EQ(r.replay_seed, 42u);  // InferenceX's --random-seed
+  e = recipe_error_of(std::string(kBase) + row + "replay: {duration: 60, random-seed: -1}\n");
+  EXPECT_NE(e.find("replay.random-seed: must be >= 0"), std::string::npos) << e;
+  const auto seeded = load_recipe(write("seed.yaml", std::string(kBase) + row + "replay: {duration: 5, random-seed: 7}\n"));
+  EXPECT_EQ(seeded.replay_seed, 7u);
 }
 
 TEST(Recipe, AServerCommandWithoutAPortPlaceholderIsRejected) {

@@ -14,6 +14,8 @@
 #include "sim/engine_costs.h"
 #include "sim/specs.h"
 #include "sweep/point_ranks.h"
+#include "trace/synth.h"
+#include "trace/weka_trace.h"
 
 using namespace agentperf;
 
@@ -227,4 +229,33 @@ TEST(PointRanks, DpRanksAreHashedPerConversationAndWorkersStickPerTree) {
   const auto single = sweep::point_ranks(one, model, hw, one.config);
   EXPECT_EQ(single.ranks.size(), 1u);
   EXPECT_FALSE(single.routing_headers);
+}
+
+// --corpus-file: a series replays the traces of a file in place of its
+// synthetic stand-in, rows in file order from the first (AIPerf's Weka
+// loaders sample sequentially), capped at InferenceX's 393 rows. Three rows
+// of another shape than the preset's give another prediction, named as the
+// replay's traces source.
+TEST(AgentxValidation, ACorpusFileReplacesTheSyntheticStandIn) {
+  const auto set = sweep::load_agentx_set(write_temp("agentx_corpus_file.json", set_text()));
+  trace::SynthOptions so = trace::synth_preset("cc-weka-256k");
+  so.traces = 3;
+  so.mean_turn_input = 600;  // shorter contexts than the preset's
+  std::string text;
+  for (const auto& t : trace::synthesize_traces(so)) text += trace::to_json_line(t) + "\n";
+  const std::string file = write_temp("corpus.jsonl", text);
+  EXPECT_EQ(sweep::agentx_corpus(file).size(), 3u);
+  sweep::AgentxPredictOptions o;
+  o.duration_s = 300;
+  EXPECT_EQ(sweep::corpus_source(set.series.at("s1"), o), "synth:cc-weka-256k");
+  const auto synthetic = sweep::predict_agentx_point(set, set.points.front(), o);
+  o.corpus_files["cc-weka-256k"] = file;
+  EXPECT_EQ(sweep::corpus_source(set.series.at("s1"), o), file);
+  const auto from_file = sweep::predict_agentx_point(set, set.points.front(), o);
+  ASSERT_TRUE(synthetic.failure.empty() && from_file.failure.empty()) << synthetic.failure << from_file.failure;
+  EXPECT_NE(synthetic.metrics.at("total_tok_s_gpu"), from_file.metrics.at("total_tok_s_gpu"));
+  // A file for the other corpus leaves this series on its own preset.
+  o.corpus_files = {{"cc-weka-1m", file}};
+  EXPECT_EQ(sweep::corpus_source(set.series.at("s1"), o), "synth:cc-weka-256k");
+  EXPECT_THROW(sweep::agentx_corpus(write_temp("empty.jsonl", "")), UserError);
 }
