@@ -44,7 +44,25 @@ struct Scored {
   // orders (the prediction itself included), and the orders that failed.
   std::map<std::string, std::pair<double, double>> sampled;
   std::vector<std::string> sampled_failures;
+  // The predicted cache hit under each trace order (0: the prediction's
+  // own), nullopt where that order failed; a run that reported no cached
+  // token counts as 0 (collapsed). The cliff table places each series'
+  // cliff under every order.
+  std::vector<std::optional<double>> order_hits;
 };
+
+std::string join_series(const std::vector<std::string>& texts) {
+  std::string s;
+  for (const auto& t : texts) s += (s.empty() ? "" : "' or '") + t;
+  return s;
+}
+
+// The hit a prediction reports, 0 when it has none, nullopt when it failed.
+std::optional<double> hit_of(const AgentxPrediction& p) {
+  if (!p.failure.empty()) return std::nullopt;
+  auto it = p.metrics.find("cache_hit_observed");
+  return it == p.metrics.end() ? 0.0 : it->second;
+}
 
 bool inside(const std::pair<double, double>& range, double v) { return range.first <= v && v <= range.second; }
 
@@ -122,12 +140,15 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   std::vector<const AgentxPoint*> todo;
   for (const auto& p : set.points) {
     const auto& s = set.series_of(p);
-    if (!o.only.empty() && p.series.find(o.only) == std::string::npos) continue;
+    if (!o.only.empty() && std::none_of(o.only.begin(), o.only.end(), [&](const std::string& t) {
+          return p.series.find(t) != std::string::npos;
+        }))
+      continue;
     if (!s.excluded.empty() || !p.excluded.empty()) continue;
     todo.push_back(&p);
   }
   if (todo.empty()) throw UserError("--agentx: no point of " + set.source + " to predict" +
-                                    (o.only.empty() ? "" : " (none of a series matching --series '" + o.only + "')"));
+                                    (o.only.empty() ? "" : " (none of a series matching --series '" + join_series(o.only) + "')"));
   sweep::AgentxPredictOptions po;
   po.duration_s = o.duration_s;
   po.corpus = o.corpus;
@@ -176,7 +197,9 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
       for (const auto& [m, v] : r.p->published)
         if (auto it = r.pred.metrics.find(m); it != r.pred.metrics.end()) r.error[m] = (it->second - v) / v;
       double point_cpu = r.pred.cpu_seconds;
+      if (o.sample_orders > 1) r.order_hits.assign(static_cast<std::size_t>(o.sample_orders), std::nullopt);
       if (o.sample_orders > 1 && r.pred.failure.empty()) {
+        r.order_hits[0] = hit_of(r.pred);
         for (const auto& [m, v] : r.pred.metrics) r.sampled[m] = {v, v};
         const auto corpus = static_cast<std::int64_t>(sweep::agentx_corpus(corpus_of(*r.p)).size());
         for (int k = 1; k < o.sample_orders; ++k) {
@@ -188,6 +211,7 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
             r.sampled_failures.push_back("first trace " + std::to_string(pk.first_trace) + ": " + other.failure);
             continue;
           }
+          r.order_hits[static_cast<std::size_t>(k)] = hit_of(other);
           for (const auto& [m, v] : other.metrics)
             if (auto it = r.sampled.find(m); it != r.sampled.end())
               it->second = {std::min(it->second.first, v), std::max(it->second.second, v)};
@@ -327,9 +351,11 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
   for (const auto& [sid, srows] : series_rows) {
     const auto& s = set.series.at(sid);
     if (s.cliff_after <= 0) continue;
+    const bool orders = o.sample_orders > 1;
     if (!any_cliff)
-      md << "\n| series (cliff published) | published: healthy -> collapsed | predicted | steps apart |\n"
-            "|---|---|---|---|\n";
+      md << "\n| series (cliff published) | published: healthy -> collapsed | predicted | steps apart |"
+         << (orders ? " over " + std::to_string(o.sample_orders) + " trace orders (steps apart) |" : std::string())
+         << "\n|---|---|---|---|" << (orders ? "---|" : "") << "\n";
     any_cliff = true;
     std::vector<int> concs;
     std::vector<std::pair<int, double>> hits;
@@ -354,11 +380,51 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
                    : static_cast<int>(concs.size()) - index_of(s.cliff_after);
     if (pc) predicted = "c" + std::to_string(pc->last_healthy) + " -> c" + std::to_string(pc->first_collapsed);
     md << "| " << sid << " | c" << s.cliff_after << " -> c" << collapsed << " | " << predicted << " | "
-       << (pc ? std::to_string(steps) : ">= " + std::to_string(steps)) << " |\n";
-    cliffs.push_back({{"series", sid}, {"published_last_healthy", s.cliff_after}, {"published_collapsed", collapsed},
-                      {"predicted_last_healthy", pc ? nlohmann::ordered_json(pc->last_healthy) : nlohmann::ordered_json(nullptr)},
-                      {"predicted_collapsed", pc ? nlohmann::ordered_json(pc->first_collapsed) : nlohmann::ordered_json(nullptr)},
-                      {"steps_apart", steps}, {"within_one_step", pc && steps <= 1}});
+       << (pc ? std::to_string(steps) : ">= " + std::to_string(steps)) << " |";
+    nlohmann::ordered_json cliff = {
+        {"series", sid}, {"published_last_healthy", s.cliff_after}, {"published_collapsed", collapsed},
+        {"predicted_last_healthy", pc ? nlohmann::ordered_json(pc->last_healthy) : nlohmann::ordered_json(nullptr)},
+        {"predicted_collapsed", pc ? nlohmann::ordered_json(pc->first_collapsed) : nlohmann::ordered_json(nullptr)},
+        {"steps_apart", steps}, {"within_one_step", pc && steps <= 1}};
+    if (orders) {
+      // The same cliff under each trace order: how far the sample alone
+      // moves it.
+      std::string cells;
+      int within = 0, placed = 0;
+      nlohmann::ordered_json per_order = nlohmann::ordered_json::array();
+      for (int k = 0; k < o.sample_orders; ++k) {
+        std::vector<std::pair<int, double>> hk;
+        bool complete = true;
+        for (const auto* r : srows) {
+          const auto& h = r->order_hits[static_cast<std::size_t>(k)];
+          if (!h) complete = false;
+          else hk.emplace_back(r->p->concurrency, *h);
+        }
+        if (!cells.empty()) cells += ", ";
+        if (!complete) {
+          cells += "failed";
+          per_order.push_back({{"order", k}, {"failed", true}});
+          continue;
+        }
+        ++placed;
+        const auto ck = sweep::predicted_cliff(hk);
+        const int sk = ck ? std::abs(index_of(ck->last_healthy) - index_of(s.cliff_after))
+                          : static_cast<int>(concs.size()) - index_of(s.cliff_after);
+        within += ck && sk <= 1;
+        cells += ck ? "c" + std::to_string(ck->last_healthy) + " -> c" + std::to_string(ck->first_collapsed) + " (" +
+                          std::to_string(sk) + ")"
+                    : "none (>= " + std::to_string(sk) + ")";
+        per_order.push_back({{"order", k},
+                             {"predicted_last_healthy", ck ? nlohmann::ordered_json(ck->last_healthy) : nlohmann::ordered_json(nullptr)},
+                             {"predicted_collapsed", ck ? nlohmann::ordered_json(ck->first_collapsed) : nlohmann::ordered_json(nullptr)},
+                             {"steps_apart", sk}});
+      }
+      md << " " << cells << "; " << within << " of " << placed << " within one step |";
+      cliff["orders"] = per_order;
+      cliff["orders_within_one_step"] = within;
+    }
+    md << "\n";
+    cliffs.push_back(cliff);
   }
   // Where each point's predicted time goes (sweep/agentx_validation.h).
   md << "\n| point | TTFT pred. | front-end wait | front end | scheduler wait | first step | TPOT pred. | "

@@ -17,7 +17,7 @@ struct AgentxValidateOptions {
   double duration_s = 3600;
   int jobs = 0;                // threads (0: the machine's cores)
   std::string markdown_out, json_out;
-  std::string only;            // non-empty: only series whose id contains this
+  std::vector<std::string> only;  // non-empty: only series whose id contains one of these
   bool check = false;          // exit 1 when a family's held-out error is over its limit
   double max_total_tput_mape = 10, max_ttft_mape = 25, max_tpot_mape = 15;
   bool quiet = false;

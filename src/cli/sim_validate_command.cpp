@@ -193,7 +193,8 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
       ->check(CLI::Range(60.0, 86400.0))->capture_default_str()->group(ax);
   vc->cmd->add_option("--jobs,-j", vc->agentx_opts.jobs, "Points predicted at once (0: one per core)")
       ->check(CLI::Range(0, 1024))->capture_default_str()->group(ax);
-  vc->cmd->add_option("--series", vc->agentx_opts.only, "Only the series whose id contains this text")->group(ax);
+  vc->cmd->add_option("--series", vc->agentx_opts.only,
+                      "Only the series whose id contains this text (repeatable: any of them)")->group(ax);
   vc->cmd->add_option("--json", vc->agentx_opts.json_out, "Also write every point, error and MAPE as JSON")->group(ax);
   vc->cmd->add_option("--max-total-tput-mape", vc->agentx_opts.max_total_tput_mape,
                       "With --agentx --check: limit on each family's held-out total tok/s/GPU MAPE, percent")

@@ -461,6 +461,28 @@ TEST(Cli, OpenLoopSendsItsFirstRequestAtTheStart) {
   std::filesystem::remove_all(dir);
 }
 
+// --sample-orders places a published cliff under each trace order: the
+// cliff table gains a column and the JSON one entry per order, the count
+// within one step matching the entries.
+TEST(Cli, SimValidateAgentxPlacesEachCliffUnderEveryTraceOrder) {
+  const auto json = std::filesystem::temp_directory_path() / ("agentperf_cliff_orders_" + std::to_string(::getpid()) + ".json");
+  auto r = run_cli("sim validate --agentx -q --series ix3362 --sample-orders 2 --duration 600 --json " + json.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("| over 2 trace orders (steps apart) |"), std::string::npos) << r.output;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["cliffs"].size(), 1u) << j.dump();
+  const auto& cliff = j["cliffs"][0];
+  ASSERT_EQ(cliff["orders"].size(), 2u) << cliff.dump();
+  int within = 0;
+  for (const auto& o : cliff["orders"])
+    within += !o["predicted_last_healthy"].is_null() && o["steps_apart"].get<int>() <= 1;
+  EXPECT_EQ(cliff["orders_within_one_step"].get<int>(), within) << cliff.dump();
+  // Order 0 is the prediction itself.
+  EXPECT_EQ(cliff["orders"][0]["predicted_last_healthy"], cliff["predicted_last_healthy"]) << cliff.dump();
+  std::filesystem::remove(json);
+}
+
 TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   auto r = run_cli("sim validate");
   EXPECT_EQ(r.code, 0) << r.output;
