@@ -24,6 +24,22 @@ RouteDecision unavailable(const std::vector<TargetState>& targets) {
   return {-1, any_healthy ? "overloaded" : "no_healthy", 0};
 }
 
+// A hash ring of `virtual_nodes` points per target, the ring both hashing
+// policies walk from a key's hash.
+using HashRing = std::multimap<std::uint64_t, int>;
+HashRing make_ring(int targets, int virtual_nodes) {
+  HashRing ring;
+  for (int t = 0; t < targets; ++t)
+    for (int v = 0; v < virtual_nodes; ++v) ring.emplace(hash64("target-" + std::to_string(t) + "#" + std::to_string(v)), t);
+  return ring;
+}
+
+// A request without a routing key: the least-loaded target.
+RouteDecision no_key(const std::vector<TargetState>& targets, const PolicyOptions& o) {
+  const int t = least_outstanding(targets, o);
+  return t < 0 ? unavailable(targets) : RouteDecision{t, "no_key", 0};
+}
+
 class RoundRobin final : public RoutingPolicy {
  public:
   explicit RoundRobin(PolicyOptions o) : o_(o) {}
@@ -58,16 +74,10 @@ class LeastOutstanding final : public RoutingPolicy {
 
 class SessionSticky final : public RoutingPolicy {
  public:
-  SessionSticky(int targets, PolicyOptions o) : o_(o) {
-    for (int t = 0; t < targets; ++t)
-      for (int v = 0; v < o_.virtual_nodes; ++v) ring_.emplace(hash64("target-" + std::to_string(t) + "#" + std::to_string(v)), t);
-  }
+  SessionSticky(int targets, PolicyOptions o) : o_(o), ring_(make_ring(targets, o.virtual_nodes)) {}
 
   RouteDecision choose(const RouteRequest& req, const std::vector<TargetState>& targets) override {
-    if (req.key.empty()) {
-      const int t = least_outstanding(targets, o_);
-      return t < 0 ? unavailable(targets) : RouteDecision{t, "no_key", 0};
-    }
+    if (req.key.empty()) return no_key(targets, o_);
     expire(req.now_s);
     if (auto it = sticky_.find(req.key); it != sticky_.end()) {
       const int t = it->second.target;
@@ -117,7 +127,7 @@ class SessionSticky final : public RoutingPolicy {
       it = now - it->second.last_s > o_.session_ttl_s ? sticky_.erase(it) : std::next(it);
   }
   PolicyOptions o_;
-  std::multimap<std::uint64_t, int> ring_;
+  HashRing ring_;
   std::unordered_map<std::string, Entry> sticky_;
   double last_sweep_ = 0;
 };
@@ -129,16 +139,10 @@ class SessionSticky final : public RoutingPolicy {
 // from the routers'; only its statistics matter here).
 class ConsistentHash final : public RoutingPolicy {
  public:
-  ConsistentHash(int targets, PolicyOptions o) : o_(o) {
-    for (int t = 0; t < targets; ++t)
-      for (int v = 0; v < o_.virtual_nodes; ++v) ring_.emplace(hash64("target-" + std::to_string(t) + "#" + std::to_string(v)), t);
-  }
+  ConsistentHash(int targets, PolicyOptions o) : o_(o), ring_(make_ring(targets, o.virtual_nodes)) {}
 
   RouteDecision choose(const RouteRequest& req, const std::vector<TargetState>& targets) override {
-    if (req.key.empty()) {
-      const int t = least_outstanding(targets, o_);
-      return t < 0 ? unavailable(targets) : RouteDecision{t, "no_key", 0};
-    }
+    if (req.key.empty()) return no_key(targets, o_);
     auto it = ring_.lower_bound(hash64(req.key));
     bool first = true;
     for (std::size_t step = 0; step < ring_.size(); ++step, ++it) {
@@ -152,7 +156,7 @@ class ConsistentHash final : public RoutingPolicy {
 
  private:
   PolicyOptions o_;
-  std::multimap<std::uint64_t, int> ring_;
+  HashRing ring_;
 };
 
 class CacheAware final : public RoutingPolicy {

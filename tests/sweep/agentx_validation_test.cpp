@@ -212,21 +212,22 @@ TEST(AgentxValidation, AMultinodeSeriesReplaysItsWorkerPools) {
 TEST(PointRanks, DpRanksAreHashedPerConversationAndWorkersStickPerTree) {
   const auto model = sim::load_model_spec("qwen3-8b");
   const auto hw = sim::load_hardware_spec("h200");
-  recipe::PointEngine dp;
-  dp.dp = 4;
-  const auto ranks = sweep::point_ranks(dp, model, hw, dp.config);
-  EXPECT_EQ(ranks.ranks.size(), 4u);
-  EXPECT_EQ(ranks.options.policy, route::Policy::consistent_hash);
-  EXPECT_FALSE(ranks.routing_headers);
-  EXPECT_EQ(ranks.options.lockstep_ranks, 4);
-  recipe::PointEngine replicas;
-  replicas.workers = 3;
-  const auto three = sweep::point_ranks(replicas, model, hw, replicas.config);
+  auto ranks_of = [&](int dp, int workers) {
+    recipe::PointEngine pe;
+    pe.dp = dp;
+    pe.workers = workers;
+    return sweep::point_ranks(pe, model, hw, pe.config);
+  };
+  const auto dp4 = ranks_of(4, 1);
+  EXPECT_EQ(dp4.ranks.size(), 4u);
+  EXPECT_EQ(dp4.options.policy, route::Policy::consistent_hash);
+  EXPECT_FALSE(dp4.routing_headers);
+  EXPECT_EQ(dp4.options.lockstep_ranks, 4);
+  const auto three = ranks_of(1, 3);
   EXPECT_EQ(three.ranks.size(), 3u);
   EXPECT_EQ(three.options.policy, route::Policy::session_sticky);
   EXPECT_TRUE(three.routing_headers);
-  recipe::PointEngine one;
-  const auto single = sweep::point_ranks(one, model, hw, one.config);
+  const auto single = ranks_of(1, 1);
   EXPECT_EQ(single.ranks.size(), 1u);
   EXPECT_FALSE(single.routing_headers);
 }
