@@ -361,10 +361,8 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
     std::vector<std::pair<int, double>> hits;
     for (const auto* r : srows) {
       concs.push_back(r->p->concurrency);
-      if (auto it = r->pred.metrics.find("cache_hit_observed"); it != r->pred.metrics.end())
-        hits.emplace_back(r->p->concurrency, it->second);
-      else
-        hits.emplace_back(r->p->concurrency, 0.0);  // a replay with no cached token reported: collapsed
+      // A replay with no cached token reported (or none at all): collapsed.
+      hits.emplace_back(r->p->concurrency, hit_of(r->pred).value_or(0.0));
     }
     std::sort(concs.begin(), concs.end());
     int collapsed = 0;
@@ -374,18 +372,34 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
         break;
       }
     auto index_of = [&](int c) { return static_cast<int>(std::lower_bound(concs.begin(), concs.end(), c) - concs.begin()); };
-    const auto pc = sweep::predicted_cliff(hits);
-    std::string predicted = "none up to c" + std::to_string(concs.back());
-    int steps = pc ? std::abs(index_of(pc->last_healthy) - index_of(s.cliff_after))
-                   : static_cast<int>(concs.size()) - index_of(s.cliff_after);
-    if (pc) predicted = "c" + std::to_string(pc->last_healthy) + " -> c" + std::to_string(pc->first_collapsed);
+    // Where a set of hits puts the cliff, and how many of the series' steps
+    // that is from the published one (none found: at least the steps left).
+    struct Placement {
+      std::optional<sweep::PredictedCliff> cliff;
+      int steps = 0;
+      bool within_one_step() const { return cliff && steps <= 1; }
+      std::string span() const {
+        return "c" + std::to_string(cliff->last_healthy) + " -> c" + std::to_string(cliff->first_collapsed);
+      }
+      void put(nlohmann::ordered_json& j) const {
+        j["predicted_last_healthy"] = cliff ? nlohmann::ordered_json(cliff->last_healthy) : nlohmann::ordered_json(nullptr);
+        j["predicted_collapsed"] = cliff ? nlohmann::ordered_json(cliff->first_collapsed) : nlohmann::ordered_json(nullptr);
+        j["steps_apart"] = steps;
+      }
+    };
+    auto place = [&](const std::vector<std::pair<int, double>>& h) {
+      Placement pl{sweep::predicted_cliff(h)};
+      pl.steps = pl.cliff ? std::abs(index_of(pl.cliff->last_healthy) - index_of(s.cliff_after))
+                          : static_cast<int>(concs.size()) - index_of(s.cliff_after);
+      return pl;
+    };
+    const Placement pc = place(hits);
+    const std::string predicted = pc.cliff ? pc.span() : "none up to c" + std::to_string(concs.back());
     md << "| " << sid << " | c" << s.cliff_after << " -> c" << collapsed << " | " << predicted << " | "
-       << (pc ? std::to_string(steps) : ">= " + std::to_string(steps)) << " |";
-    nlohmann::ordered_json cliff = {
-        {"series", sid}, {"published_last_healthy", s.cliff_after}, {"published_collapsed", collapsed},
-        {"predicted_last_healthy", pc ? nlohmann::ordered_json(pc->last_healthy) : nlohmann::ordered_json(nullptr)},
-        {"predicted_collapsed", pc ? nlohmann::ordered_json(pc->first_collapsed) : nlohmann::ordered_json(nullptr)},
-        {"steps_apart", steps}, {"within_one_step", pc && steps <= 1}};
+       << (pc.cliff ? std::to_string(pc.steps) : ">= " + std::to_string(pc.steps)) << " |";
+    nlohmann::ordered_json cliff = {{"series", sid}, {"published_last_healthy", s.cliff_after}, {"published_collapsed", collapsed}};
+    pc.put(cliff);
+    cliff["within_one_step"] = pc.within_one_step();
     if (orders) {
       // The same cliff under each trace order: how far the sample alone
       // moves it.
@@ -407,17 +421,13 @@ int run_sim_validate_agentx(const AgentxValidateOptions& o) {
           continue;
         }
         ++placed;
-        const auto ck = sweep::predicted_cliff(hk);
-        const int sk = ck ? std::abs(index_of(ck->last_healthy) - index_of(s.cliff_after))
-                          : static_cast<int>(concs.size()) - index_of(s.cliff_after);
-        within += ck && sk <= 1;
-        cells += ck ? "c" + std::to_string(ck->last_healthy) + " -> c" + std::to_string(ck->first_collapsed) + " (" +
-                          std::to_string(sk) + ")"
-                    : "none (>= " + std::to_string(sk) + ")";
-        per_order.push_back({{"order", k},
-                             {"predicted_last_healthy", ck ? nlohmann::ordered_json(ck->last_healthy) : nlohmann::ordered_json(nullptr)},
-                             {"predicted_collapsed", ck ? nlohmann::ordered_json(ck->first_collapsed) : nlohmann::ordered_json(nullptr)},
-                             {"steps_apart", sk}});
+        const Placement pk = place(hk);
+        within += pk.within_one_step();
+        cells += pk.cliff ? pk.span() + " (" + std::to_string(pk.steps) + ")"
+                          : "none (>= " + std::to_string(pk.steps) + ")";
+        nlohmann::ordered_json oj = {{"order", k}};
+        pk.put(oj);
+        per_order.push_back(std::move(oj));
       }
       md << " " << cells << "; " << within << " of " << placed << " within one step |";
       cliff["orders"] = per_order;
