@@ -663,6 +663,19 @@ int run_hardware_fit(const SimValidateCommand& vc, const sim::ValidationSet& set
 
 int execute_sim_validate_command(SimValidateCommand& vc) {
   if (!vc.cmd->parsed()) return -1;
+  // An option of the other set would be silently ignored: name it instead.
+  static const std::vector<const char*> step_level_only = {
+      "--points",          "--engine",         "--fit-coefficients",   "--fit-hbm-efficiency", "--assume-input-tokens",
+      "--setup-costs",     "--input-tokens-prior", "--polish",         "--max-evaluations",    "--max-held-out-mape",
+      "--max-point-error", "--family-limits",  "--lofo",               "--fit-hardware",       "--hardware-coefficients",
+      "--hardware-start",  "--hardware-prior", "--hardware-out"};
+  static const std::vector<const char*> agentx_only = {
+      "--agentx-points", "--duration",      "--jobs",        "--series", "--json",        "--max-total-tput-mape",
+      "--max-ttft-mape", "--max-tpot-mape", "--sample-orders", "--corpus", "--corpus-file", "--quiet"};
+  for (const char* name : vc.agentx ? step_level_only : agentx_only)
+    if (vc.cmd->count(name) > 0)
+      throw UserError(std::string(name) + (vc.agentx ? " scores the step-level set, not --agentx's (its set is --agentx-points)"
+                                                     : " applies to --agentx only"));
   if (vc.agentx) {
     if (!vc.fit_out.empty()) throw UserError("--agentx does not fit (--fit): its series are scored with the profiles as they are");
     vc.agentx_opts.engine_profile = vc.engine_profile;

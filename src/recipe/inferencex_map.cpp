@@ -81,6 +81,20 @@ std::string default_corpus_for(const std::string& model_prefix) {
   return "synth:cc-weka-256k";
 }
 
+// The agentic vLLM launchers that export VLLM_USE_RUST_FRONTEND=1: at
+// 843c6254ff69 dsv4_fp4_b200_vllm_mtp.sh and dsv4_fp4_b300_vllm_mtp.sh
+// (benchmarks/single_node/agentic/; no other agentic launcher there); after
+// it, the DeepSeek-V4.1-Flash ones (dsv41flash_fp4_vllm_mtp.sh @ 0f2f80d3,
+// which names the nightly-cd10ed6f image of the GB300 baseline in
+// data/validation/agentx_points.json, and dsv41flash_fp4_gb300_vllm_mtp.sh
+// @ 22a92a90).
+bool launcher_uses_rust_frontend(const std::string& framework, const std::string& model_prefix,
+                                 const std::string& hardware) {
+  if (framework != "vllm") return false;
+  if (model_prefix.rfind("dsv41", 0) == 0) return true;
+  return model_prefix.rfind("dsv4", 0) == 0 && (hardware == "b200" || hardware == "b300");
+}
+
 // The agentic launchers' memory fractions at 843c6254ff69
 // (benchmarks/single_node/agentic/):
 // SGLang --mem-fraction-static: dsv4_fp4_b200_sglang_mtp.sh 0.88;

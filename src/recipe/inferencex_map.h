@@ -40,6 +40,11 @@ const RunnerRow* find_runner(const std::string& runner);
 // context, the 256k-capped one ("synth:cc-weka-256k") for the rest.
 std::string default_corpus_for(const std::string& model_prefix);
 
+// Whether the entry's launcher exports VLLM_USE_RUST_FRONTEND=1 (vLLM's
+// Rust API server: sim/engine_config.h).
+bool launcher_uses_rust_frontend(const std::string& framework, const std::string& model_prefix,
+                                 const std::string& hardware);
+
 // The memory fraction an InferenceX agentic launcher passes for an
 // entry: SGLang's --mem-fraction-static or vLLM's --gpu-memory-utilization
 // (`framework` "sglang" or "vllm"), for its model prefix on its GPU

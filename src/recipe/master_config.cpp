@@ -508,6 +508,9 @@ Recipe MasterConfig::entry(const std::string& key) const {
                             : std::string()) +
                        " (only sglang with hicache and vllm with vllm-simple); write a recipe with server.command";
   }
+  // The launcher's API server: vLLM's Rust front end where it exports it.
+  if (launcher_uses_rust_frontend(r.framework, r.model_prefix, r.sim_hardware_spec))
+    r.server_env["VLLM_USE_RUST_FRONTEND"] = "1";
   return r;
 }
 

@@ -8,8 +8,19 @@
 namespace agentperf::recipe {
 
 namespace {
-// A vLLM server command (generated for vLLM entries).
-bool is_vllm_command(const std::string& command) { return command.rfind("vllm serve", 0) == 0; }
+// A vLLM server command (generated for vLLM entries), after any NAME=VALUE
+// environment words a launcher writes before it.
+bool is_vllm_command(const std::string& command) {
+  std::size_t at = command.find_first_not_of(' ');
+  while (at != std::string::npos) {
+    const std::size_t end = command.find(' ', at);
+    const std::string word = command.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    const std::size_t eq = word.find('=');
+    if (eq == std::string::npos || eq == 0 || word.rfind("--", 0) == 0) break;  // not an environment word
+    at = end == std::string::npos ? end : command.find_first_not_of(' ', end);
+  }
+  return at != std::string::npos && command.compare(at, 10, "vllm serve") == 0;
+}
 
 }  // namespace
 
@@ -182,6 +193,10 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
   const auto& e = *p.entry;
   if (!e.multinode()) {
     PointEngine pe{"", 1, e.tp, 1, engine_config_for(p, costs), std::nullopt, {}};
+    // The server's environment turns vLLM's Rust front end on as an env
+    // word in its command does (sim/engine_config.h).
+    if (const auto it = r.server_env.find("VLLM_USE_RUST_FRONTEND"); it != r.server_env.end() && it->second == "1")
+      sim::use_rust_frontend(pe.config);
     // A single-node entry with no generated command (an offload backend the
     // generator does not write, e.g. vLLM with LMCache) still runs its
     // framework's scheduler at its launcher's memory fraction, as the

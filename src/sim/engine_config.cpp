@@ -74,7 +74,15 @@ void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
   // The API-server loops: each tokenizes whole prompts in turn
   // (sim/front_end_queue.h), so one loop caps a long-context replay's rate.
   positive("--tokenizer-worker-num", c.tokenizer_workers);
-  positive("--api-server-count", c.tokenizer_workers);  // vLLM: one tokenizing API server process each
+  // vLLM's Python front end: --api-server-count processes, each tokenizing
+  // on --renderer-num-workers threads (a ThreadPoolExecutor of that many
+  // over as many tokenizer copies: vllm/renderers/base.py, the option in
+  // vllm/config/model.py, default 1, from vLLM 0.25).
+  if (const int servers = command_flag_positive_int(command, "--api-server-count"),
+      threads = command_flag_positive_int(command, "--renderer-num-workers");
+      servers > 0 || threads > 0)
+    c.tokenizer_workers = std::max(servers, 1) * std::max(threads, 1);
+  if (command_uses_rust_frontend(command)) use_rust_frontend(c);
   positive("--chunked-prefill-size", c.chunked_prefill_size);
   positive("--max-prefill-tokens", c.max_prefill_tokens);
   positive("--stream-interval", c.stream_interval);
@@ -87,5 +95,12 @@ void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
   positive("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes);
   if (command_flag_value(command, "--enable-prefill-delayer")) c.prefill_delayer = true;
 }
+
+bool command_uses_rust_frontend(const std::string& command) {
+  const auto v = command_flag_value(command, "VLLM_USE_RUST_FRONTEND");
+  return v && *v == "1";
+}
+
+void use_rust_frontend(EngineConfig& c) { c.tokenizer_workers = kRustFrontendWorkers; }
 
 }  // namespace agentperf::sim

@@ -119,7 +119,8 @@ struct EngineConfig {
 };
 
 // A server command's scheduling flags, read as SGLang and vLLM read them,
-// into `c`: --tokenizer-worker-num (vLLM: --api-server-count),
+// into `c`: --tokenizer-worker-num (vLLM: --api-server-count times
+// --renderer-num-workers; VLLM_USE_RUST_FRONTEND=1, below),
 // --chunked-prefill-size, --max-prefill-tokens, --stream-interval,
 // --scheduler-recv-interval, --max-num-batched-tokens, --page-size (vLLM:
 // --block-size), --prefill-decode-interval, --max-mamba-cache-size,
@@ -129,5 +130,27 @@ struct EngineConfig {
 // for the recipes' generated servers and the validation sets' published
 // commands.
 void apply_scheduling_flags(const std::string& command, EngineConfig& c);
+
+// vLLM's Rust front end (VLLM_USE_RUST_FRONTEND=1, vendored from vLLM
+// 0.24, vllm-project/vllm issue 40846) replaces the Python API server: a
+// request is rendered through the chat template and tokenized inline in its
+// own task (ChatRequestProcessor::prepare in rust/src/chat/src/lib.rs @
+// 0010b8d1) on tokio's multi-thread runtime (#[tokio::main(flavor =
+// "multi_thread")] in rust/src/cmd/src/main.rs @ 00a353d3), which runs one
+// worker thread per CPU core. So long prompts are tokenized side by side,
+// not one at a time behind one Python event loop: the front end is
+// modelled as this many workers, a number below every GPU host's core
+// count (112 to 192 on the shipped hardware's usual hosts, less the
+// engine's own processes and the benchmark client on the same host) and
+// above what any replay here keeps busy at once, so it adds each prompt's
+// tokenizing time and no queue (`sim predict --tokenizer-worker-num` sets
+// another number).
+inline constexpr int kRustFrontendWorkers = 32;
+
+// Whether a launch command or its environment turns vLLM's Rust front end
+// on (`VLLM_USE_RUST_FRONTEND=1` among the command's words, as a launcher's
+// `export` or an env prefix writes it), and the front end `c` gets then.
+bool command_uses_rust_frontend(const std::string& command);
+void use_rust_frontend(EngineConfig& c);
 
 }  // namespace agentperf::sim

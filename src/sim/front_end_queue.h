@@ -30,6 +30,11 @@
 // time, as this queue does; images of 2025-07 to 2026-06 could be faster
 // than it under queueing (not modelled: the validation set's vLLM series
 // ran in 2026-09; TOKENIZERS_PARALLELISM=false would take the gain away).
+// From vLLM 0.25 each API server tokenizes on --renderer-num-workers
+// threads (default 1), each with its own tokenizer copy, and vLLM's Rust
+// API server (VLLM_USE_RUST_FRONTEND=1) renders and tokenizes every request
+// in its own task on one thread per core: the worker counts these give are
+// in sim/engine_config.h (apply_scheduling_flags, kRustFrontendWorkers).
 //
 // The queue: `workers` servers, FIFO in arrival order; a request's service
 // is front_end_s + front_end_token_s x prompt tokens. The virtual-time

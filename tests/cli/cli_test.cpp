@@ -464,6 +464,23 @@ TEST(Cli, OpenLoopSendsItsFirstRequestAtTheStart) {
 // --sample-orders places a published cliff under each trace order: the
 // cliff table gains a column and the JSON one entry per order, the count
 // within one step matching the entries.
+// An option of the other validation set is named, not silently ignored:
+// --points with --agentx once scored the built-in AgentX set instead of the
+// file given.
+TEST(Cli, SimValidateNamesAnOptionOfTheOtherSet) {
+  auto a = run_cli("sim validate --agentx -q --points /tmp/agentx.json");
+  EXPECT_NE(a.code, 0);
+  EXPECT_NE(a.output.find("--points scores the step-level set, not --agentx's (its set is --agentx-points)"),
+            std::string::npos)
+      << a.output;
+  auto l = run_cli("sim validate --agentx --lofo");
+  EXPECT_NE(l.code, 0);
+  EXPECT_NE(l.output.find("--lofo scores the step-level set"), std::string::npos) << l.output;
+  auto s = run_cli("sim validate --series qwen35");
+  EXPECT_NE(s.code, 0);
+  EXPECT_NE(s.output.find("--series applies to --agentx only"), std::string::npos) << s.output;
+}
+
 TEST(Cli, SimValidateAgentxPlacesEachCliffUnderEveryTraceOrder) {
   const auto json = std::filesystem::temp_directory_path() / ("agentperf_cliff_orders_" + std::to_string(::getpid()) + ".json");
   auto r = run_cli("sim validate --agentx -q --series ix3362 --sample-orders 2 --duration 600 --json " + json.string());

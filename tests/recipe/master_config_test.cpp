@@ -1086,4 +1086,50 @@ TEST(PointEngineConfig, LauncherSchedulingFlagsReachEveryRank) {
   const auto vllm = engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr);
   ASSERT_EQ(vllm.size(), 1u);
   EXPECT_EQ(vllm[0].config.tokenizer_workers, 3);
+  // Each API server tokenizes on --renderer-num-workers threads.
+  p.command = "vllm serve m --api-server-count 2 --renderer-num-workers 4";
+  EXPECT_EQ(engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr)[0].config.tokenizer_workers, 8);
+  p.command = "vllm serve m --renderer-num-workers 5";
+  EXPECT_EQ(engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr)[0].config.tokenizer_workers, 5);
+  // The Rust front end, as an env word before the command: still vLLM's
+  // scheduler, and prompts tokenized side by side (sim/engine_config.h).
+  p.command = "VLLM_USE_RUST_FRONTEND=1 PYTHONUNBUFFERED=1 vllm serve m --max-num-batched-tokens 4096";
+  const auto rust = engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr);
+  EXPECT_EQ(rust[0].config.scheduler, sim::SchedulerKind::vllm);
+  EXPECT_EQ(rust[0].config.max_num_batched_tokens, 4096);
+  EXPECT_EQ(rust[0].config.tokenizer_workers, sim::kRustFrontendWorkers);
+  EXPECT_GT(sim::kRustFrontendWorkers, 8);
+  // Off, or named with another value: the Python server's one loop.
+  p.command = "VLLM_USE_RUST_FRONTEND=0 vllm serve m";
+  EXPECT_EQ(engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr)[0].config.tokenizer_workers, 1);
+  // A flag that only looks like an env word does not make a command vLLM's.
+  p.command = "--foo=1 vllm serve m";
+  EXPECT_EQ(engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr)[0].config.scheduler, sim::SchedulerKind::sglang);
+  // The recipe's server environment turns it on as well.
+  p.command = "vllm serve m";
+  r.server_env["VLLM_USE_RUST_FRONTEND"] = "1";
+  EXPECT_EQ(engines_for(r, p, sim::EngineCosts{}, nullptr, nullptr)[0].config.tokenizer_workers,
+            sim::kRustFrontendWorkers);
+}
+
+// The master-config route runs a vLLM entry's API server as its launcher
+// does: DeepSeek-V4's B200 and B300 vLLM launchers export
+// VLLM_USE_RUST_FRONTEND=1 at 843c6254ff69, the other agentic ones do not.
+TEST(MasterConfig, VllmEntriesRunTheFrontEndTheirLauncherExports) {
+  EXPECT_TRUE(launcher_uses_rust_frontend("vllm", "dsv4", "b200"));
+  EXPECT_TRUE(launcher_uses_rust_frontend("vllm", "dsv41flash", "gb300"));
+  EXPECT_FALSE(launcher_uses_rust_frontend("vllm", "dsv4", "mi355x"));
+  EXPECT_FALSE(launcher_uses_rust_frontend("vllm", "kimik3", "b300"));
+  EXPECT_FALSE(launcher_uses_rust_frontend("sglang", "dsv4", "b200"));
+  const Recipe b200 = load_recipe(kNvidia + "#dsv4-fp4-b200-vllm-agentic-mtp");
+  ASSERT_TRUE(b200.server_env.count("VLLM_USE_RUST_FRONTEND"));
+  EXPECT_EQ(b200.server_env.at("VLLM_USE_RUST_FRONTEND"), "1");
+  const auto points = expand(b200);
+  ASSERT_FALSE(points.empty());
+  const auto pools = engines_for(b200, points.front(), sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_FALSE(pools.empty());
+  EXPECT_EQ(pools.front().config.scheduler, sim::SchedulerKind::vllm);
+  EXPECT_EQ(pools.front().config.tokenizer_workers * pools.front().dp, sim::kRustFrontendWorkers);
+  const Recipe sglang = load_recipe(kNvidia + "#dsv4-fp4-b200-sglang-agentic-hicache-mtp");
+  EXPECT_FALSE(sglang.server_env.count("VLLM_USE_RUST_FRONTEND"));
 }
