@@ -479,6 +479,13 @@ Recipe MasterConfig::entry(const std::string& key) const {
     }
     r.agentic.push_back(std::move(block));
   }
+  // The launcher's API server: vLLM's Rust front end where it exports it.
+  if (launcher_uses_rust_frontend(r.framework, r.model_prefix, r.sim_hardware_spec)) {
+    r.server_env["VLLM_USE_RUST_FRONTEND"] = "1";
+    notes.add("front end", key + ".framework",
+              "'vllm': its launcher exports VLLM_USE_RUST_FRONTEND=1, so the server runs (and the prediction "
+              "models) vLLM's Rust API server, which templates and tokenizes prompts side by side");
+  }
   r.notes = notes.lines();
 
   // The server command: generated for single-node SGLang and vLLM entries
@@ -508,9 +515,6 @@ Recipe MasterConfig::entry(const std::string& key) const {
                             : std::string()) +
                        " (only sglang with hicache and vllm with vllm-simple); write a recipe with server.command";
   }
-  // The launcher's API server: vLLM's Rust front end where it exports it.
-  if (launcher_uses_rust_frontend(r.framework, r.model_prefix, r.sim_hardware_spec))
-    r.server_env["VLLM_USE_RUST_FRONTEND"] = "1";
   return r;
 }
 

@@ -1124,6 +1124,9 @@ TEST(MasterConfig, VllmEntriesRunTheFrontEndTheirLauncherExports) {
   const Recipe b200 = load_recipe(kNvidia + "#dsv4-fp4-b200-vllm-agentic-mtp");
   ASSERT_TRUE(b200.server_env.count("VLLM_USE_RUST_FRONTEND"));
   EXPECT_EQ(b200.server_env.at("VLLM_USE_RUST_FRONTEND"), "1");
+  EXPECT_TRUE(std::any_of(b200.notes.begin(), b200.notes.end(), [](const std::string& n) {
+    return n.find("exports VLLM_USE_RUST_FRONTEND=1") != std::string::npos;
+  }));
   const auto points = expand(b200);
   ASSERT_FALSE(points.empty());
   const auto pools = engines_for(b200, points.front(), sim::EngineCosts{}, nullptr, nullptr);
