@@ -32,9 +32,10 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
                  "Scheduler to follow: sglang (prefill-first steps) or vllm (V1: decode + prefill chunks in one step "
                  "under --max-num-batched-tokens)")
       ->check(CLI::IsMember({"sglang", "vllm"}))->group(g)->capture_default_str();
-  cmd.add_option("--max-num-batched-tokens", c.max_num_batched_tokens,
-                 "With --scheduler vllm: tokens per step, decode and prefill together")
-      ->transform(tokens_in(1, limits::max_tokens))->group(g)->capture_default_str();
+  o.max_num_batched_tokens_flag =
+      cmd.add_option("--max-num-batched-tokens", c.max_num_batched_tokens,
+                     "With --scheduler vllm: tokens per step, decode and prefill together")
+          ->transform(tokens_in(1, limits::max_tokens))->group(g)->capture_default_str();
   cmd.add_option("--engine-profile", o.engine_profile,
                  "Engine costs: a shipped profile (sglang, vllm, roofline) or a JSON file from `agentperf calibrate "
                  "engine` (default: the shipped profile of --scheduler)")
@@ -118,6 +119,12 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
 
 void finish_sim_engine_options(SimEngineOptions& o) {
   o.cfg.scheduler = sim::parse_scheduler(o.scheduler);
+  // SGLang's scheduler never reads it: given alone it would be ignored and
+  // the run would not be the vLLM one the flag asks for.
+  if (o.max_num_batched_tokens_flag && o.max_num_batched_tokens_flag->count() > 0 &&
+      o.cfg.scheduler != sim::SchedulerKind::vllm)
+    throw UserError("--max-num-batched-tokens applies to --scheduler vllm (the sglang scheduler steps by "
+                    "--chunked-prefill-size and --max-prefill-tokens): add --scheduler vllm or drop it");
   o.cfg.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(o.kv_cache_dtype);
   o.cfg.costs = sim::load_engine_costs(o.engine_profile.empty() ? o.scheduler : o.engine_profile);
   o.cfg.spec.enabled = !o.speculative_algorithm.empty();

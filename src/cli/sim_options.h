@@ -22,6 +22,9 @@ struct SimEngineOptions {
   std::string hicache_io_backend, hicache_mem_layout;  // accepted for SGLang command compatibility
   std::string kv_cache_dtype = "auto";
   sim::EngineConfig cfg;
+  // Set by add_sim_engine_options: whether a scheduler-specific flag was
+  // given, so finish_sim_engine_options can refuse it under the other one.
+  const CLI::Option* max_num_batched_tokens_flag = nullptr;
 };
 
 void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o);

@@ -464,6 +464,15 @@ TEST(Cli, OpenLoopSendsItsFirstRequestAtTheStart) {
 // --sample-orders places a published cliff under each trace order: the
 // cliff table gains a column and the JSON one entry per order, the count
 // within one step matching the entries.
+// vLLM's step budget under SGLang's scheduler would be ignored: refused.
+TEST(Cli, SimPredictRefusesVllmsStepBudgetUnderSglangsScheduler) {
+  auto r = run_cli("sim predict -c 2 --duration 5 --max-num-batched-tokens 2048");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--max-num-batched-tokens applies to --scheduler vllm"), std::string::npos) << r.output;
+  auto v = run_cli("sim predict -c 2 --duration 5 --scheduler vllm --max-num-batched-tokens 2048");
+  EXPECT_EQ(v.code, 0) << v.output;
+}
+
 // An option of the other validation set is named, not silently ignored:
 // --points with --agentx once scored the built-in AgentX set instead of the
 // file given.
