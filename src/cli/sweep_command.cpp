@@ -223,6 +223,12 @@ int execute_sweep_command(SweepCommand& sc) {
     o.agentperf_exe = self_exe();
     if (sc.point_index >= 0) o.point_index = sc.point_index;
     if (sc.duration > 0) o.duration_s = sc.duration;
+    // Options of the other kind of sweep would be ignored: name them instead.
+    if (!o.dry_run && !o.engine_profile.empty())
+      throw UserError("--engine-profile applies to --dry-run (a measured sweep runs the recipe's servers): add "
+                      "--dry-run or drop it");
+    if (o.dry_run && !sc.emit_slurm_dir.empty())
+      throw UserError("--emit-slurm writes a Slurm array of measured points and --dry-run predicts here: drop one");
     if (o.dry_run && !o.engine_profile.empty()) (void)sim::load_engine_costs(o.engine_profile);  // fails before any point
     if (!sc.emit_slurm_dir.empty()) {
       o.out_dir = sc.emit_slurm_dir;

@@ -327,6 +327,13 @@ TEST(Sweep, EmitsASlurmArrayAndDryRunsOnThePredictor) {
   EXPECT_NE(run(exe + " sweep /nonexistent.yaml"), 0);
   ASSERT_NE(run(exe + " sweep " + recipe + " --dry-run --point-index 99 -o " + (dir / "bad").string(), &out), 0);
   EXPECT_NE(out.find("--point-index 99 is outside 0..7"), std::string::npos) << out;
+  // Options of the other kind of sweep are named, not ignored: the engine
+  // profile without --dry-run, a Slurm array with it (a measured array).
+  ASSERT_NE(run(exe + " sweep " + recipe + " --engine-profile vllm --emit-slurm " + (dir / "ep").string(), &out), 0);
+  EXPECT_NE(out.find("--engine-profile applies to --dry-run"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "ep" / "sweep.sbatch"));
+  ASSERT_NE(run(exe + " sweep " + recipe + " --dry-run --emit-slurm " + (dir / "ds").string(), &out), 0);
+  EXPECT_NE(out.find("--emit-slurm writes a Slurm array of measured points"), std::string::npos) << out;
 }
 
 // A DP-attention point of an InferenceX entry (DeepSeek-V4 on B200, TP8
