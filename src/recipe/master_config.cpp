@@ -481,7 +481,7 @@ Recipe MasterConfig::entry(const std::string& key) const {
   }
   // The launcher's API server: vLLM's Rust front end where it exports it.
   if (launcher_uses_rust_frontend(r.framework, r.model_prefix, r.sim_hardware_spec)) {
-    r.server_env["VLLM_USE_RUST_FRONTEND"] = "1";
+    r.server_env[sim::kRustFrontendEnv] = "1";
     notes.add("front end", key + ".framework",
               "'vllm': its launcher exports VLLM_USE_RUST_FRONTEND=1, so the server runs (and the prediction "
               "models) vLLM's Rust API server, which templates and tokenizes prompts side by side");

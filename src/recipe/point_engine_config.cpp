@@ -195,7 +195,8 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
     PointEngine pe{"", 1, e.tp, 1, engine_config_for(p, costs), std::nullopt, {}};
     // The server's environment turns vLLM's Rust front end on as an env
     // word in its command does (sim/engine_config.h).
-    if (const auto it = r.server_env.find("VLLM_USE_RUST_FRONTEND"); it != r.server_env.end() && it->second == "1")
+    if (const auto it = r.server_env.find(sim::kRustFrontendEnv);
+        it != r.server_env.end() && sim::turns_on_rust_frontend(it->second))
       sim::use_rust_frontend(pe.config);
     // A single-node entry with no generated command (an offload backend the
     // generator does not write, e.g. vLLM with LMCache) still runs its

@@ -96,9 +96,11 @@ void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
   if (command_flag_value(command, "--enable-prefill-delayer")) c.prefill_delayer = true;
 }
 
+bool turns_on_rust_frontend(const std::string& value) { return value == "1"; }
+
 bool command_uses_rust_frontend(const std::string& command) {
-  const auto v = command_flag_value(command, "VLLM_USE_RUST_FRONTEND");
-  return v && *v == "1";
+  const auto v = command_flag_value(command, kRustFrontendEnv);
+  return v && turns_on_rust_frontend(*v);
 }
 
 void use_rust_frontend(EngineConfig& c) { c.tokenizer_workers = kRustFrontendWorkers; }

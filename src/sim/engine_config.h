@@ -147,9 +147,12 @@ void apply_scheduling_flags(const std::string& command, EngineConfig& c);
 // another number).
 inline constexpr int kRustFrontendWorkers = 32;
 
-// Whether a launch command or its environment turns vLLM's Rust front end
-// on (`VLLM_USE_RUST_FRONTEND=1` among the command's words, as a launcher's
-// `export` or an env prefix writes it), and the front end `c` gets then.
+// The environment variable that turns it on, and whether a value of it does
+// ("1"); a launch command turns it on with `VLLM_USE_RUST_FRONTEND=1` among
+// its words (as a launcher's `export` or an env prefix writes it), a
+// recipe with it in `server.env`. use_rust_frontend gives `c` that front end.
+inline constexpr const char* kRustFrontendEnv = "VLLM_USE_RUST_FRONTEND";
+bool turns_on_rust_frontend(const std::string& value);
 bool command_uses_rust_frontend(const std::string& command);
 void use_rust_frontend(EngineConfig& c);
 

@@ -467,7 +467,7 @@ TEST(Cli, OpenLoopSendsItsFirstRequestAtTheStart) {
 // vLLM's step budget under SGLang's scheduler would be ignored: refused.
 TEST(Cli, SimPredictRefusesVllmsStepBudgetUnderSglangsScheduler) {
   auto r = run_cli("sim predict -c 2 --duration 5 --max-num-batched-tokens 2048");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--max-num-batched-tokens applies to --scheduler vllm"), std::string::npos) << r.output;
   auto v = run_cli("sim predict -c 2 --duration 5 --scheduler vllm --max-num-batched-tokens 2048");
   EXPECT_EQ(v.code, 0) << v.output;
@@ -478,15 +478,15 @@ TEST(Cli, SimPredictRefusesVllmsStepBudgetUnderSglangsScheduler) {
 // file given.
 TEST(Cli, SimValidateNamesAnOptionOfTheOtherSet) {
   auto a = run_cli("sim validate --agentx -q --points /tmp/agentx.json");
-  EXPECT_NE(a.code, 0);
+  EXPECT_EQ(a.code, 2);
   EXPECT_NE(a.output.find("--points scores the step-level set, not --agentx's (its set is --agentx-points)"),
             std::string::npos)
       << a.output;
   auto l = run_cli("sim validate --agentx --lofo");
-  EXPECT_NE(l.code, 0);
+  EXPECT_EQ(l.code, 2);
   EXPECT_NE(l.output.find("--lofo scores the step-level set"), std::string::npos) << l.output;
   auto s = run_cli("sim validate --series qwen35");
-  EXPECT_NE(s.code, 0);
+  EXPECT_EQ(s.code, 2);
   EXPECT_NE(s.output.find("--series applies to --agentx only"), std::string::npos) << s.output;
 }
 

@@ -329,10 +329,10 @@ TEST(Sweep, EmitsASlurmArrayAndDryRunsOnThePredictor) {
   EXPECT_NE(out.find("--point-index 99 is outside 0..7"), std::string::npos) << out;
   // Options of the other kind of sweep are named, not ignored: the engine
   // profile without --dry-run, a Slurm array with it (a measured array).
-  ASSERT_NE(run(exe + " sweep " + recipe + " --engine-profile vllm --emit-slurm " + (dir / "ep").string(), &out), 0);
+  ASSERT_EQ(run(exe + " sweep " + recipe + " --engine-profile vllm --emit-slurm " + (dir / "ep").string(), &out), 2);
   EXPECT_NE(out.find("--engine-profile applies to --dry-run"), std::string::npos) << out;
   EXPECT_FALSE(std::filesystem::exists(dir / "ep" / "sweep.sbatch"));
-  ASSERT_NE(run(exe + " sweep " + recipe + " --dry-run --emit-slurm " + (dir / "ds").string(), &out), 0);
+  ASSERT_EQ(run(exe + " sweep " + recipe + " --dry-run --emit-slurm " + (dir / "ds").string(), &out), 2);
   EXPECT_NE(out.find("--emit-slurm writes a Slurm array of measured points"), std::string::npos) << out;
 }
 
