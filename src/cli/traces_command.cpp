@@ -77,6 +77,10 @@ std::shared_ptr<TracesCommand> add_traces_command(CLI::App& app) {
                         "for them, a turn and its answers)")->transform(tokens_in(1, limits::max_tokens))->capture_default_str();
   tc->synth->add_option("--subagent-probability", o.subagent_probability, "Chance of a subagent fan-out after a turn")->check(real_in(0, 1))->capture_default_str();
   tc->synth->add_option("--max-fanout", o.max_fanout, "Most subagents in one fan-out")->transform(int_in(1, 1000))->capture_default_str();
+  tc->synth->add_flag("--256k", o.apply_256k_rule,
+                      "Drop each made call with in+out > 256,000 (the rule that makes the 256k AgentX corpus from the "
+                      "unfiltered one): --preset cc-weka-1m --256k makes the 1M preset's sessions as the 256k corpus "
+                      "would hold them");
   tc->synth->add_option("--mean-think-time", o.mean_think_time, "Mean seconds between a call's end and the next call")->check(seconds_in(0, limits::max_seconds))->capture_default_str();
   tc->synth->add_flag("-q,--quiet", tc->quiet, "No progress lines");
 
@@ -152,6 +156,7 @@ int run_inspect(TracesCommand& tc) {
   std::size_t distinct_blocks = 0;
   trace::CorpusStatsAccumulator corpus;
   std::vector<trace::TraceWorkingSet> working_sets;
+  std::vector<double> uncached;  // per request: prompt tokens after its theoretical prefix hit
   double build_s = 0;
   trace::for_each_trace(tc.in_path, tc.format, load, &stats, [&](trace::WekaTrace&& t) {
     const auto b0 = std::chrono::steady_clock::now();
@@ -167,6 +172,8 @@ int run_inspect(TracesCommand& tc) {
         const auto& turn = tree.streams[s].turns[k];
         ++turns;
         hit += turn.theoretical_hit_blocks;
+        uncached.push_back(static_cast<double>(
+            std::max<std::int64_t>(0, turn.call->in - turn.theoretical_hit_blocks * t.block_size)));
         blocks += static_cast<std::int64_t>(turn.call->hash_ids.size());
         peak = std::max(peak, turn.call->in + turn.call->out);
         prompt_tokens += builder.build(*turn.call, {static_cast<int>(s), static_cast<int>(k)}).tokens;
@@ -193,6 +200,9 @@ int run_inspect(TracesCommand& tc) {
   std::printf("peak context %lld tokens, prompt tokens %lld, distinct blocks %zu, theoretical prefix-cache hit %.2f%%\n",
               static_cast<long long>(peak), static_cast<long long>(prompt_tokens), distinct_blocks,
               blocks ? 100.0 * static_cast<double>(hit) / static_cast<double>(blocks) : 0.0);
+  const auto unc = summarize(uncached);
+  std::printf("uncached prompt tokens per request (after the theoretical hit): mean %.0f, p50 %.0f, p90 %.0f, p99 %.0f\n",
+              unc.avg, unc.percentile(50), unc.percentile(90), unc.percentile(99));
   std::printf("load %.2f s, session trees + prompts %.2f s\n", secs(t0, t1) - build_s, build_s);
   const auto cs = corpus.result();
   std::printf("requests %lld: %lld main-agent, %lld in %lld subagent groups (%.1f per group); %.1f%% of traces use "
@@ -205,6 +215,16 @@ int run_inspect(TracesCommand& tc) {
   std::printf("input tokens per request: mean %.0f, p50 %.0f, p90 %.0f, p99 %.0f, max %.0f; output mean %.0f, p50 %.0f\n",
               cs.input_tokens.avg, cs.input_tokens.percentile(50), cs.input_tokens.percentile(90),
               cs.input_tokens.percentile(99), cs.input_tokens.max, cs.output_tokens.avg, cs.output_tokens.percentile(50));
+  std::printf("main-agent calls: input mean %.0f, p50 %.0f, p90 %.0f, p99 %.0f; output mean %.0f, p50 %.0f, p90 %.0f\n",
+              cs.main_input_tokens.avg, cs.main_input_tokens.percentile(50), cs.main_input_tokens.percentile(90),
+              cs.main_input_tokens.percentile(99), cs.main_output_tokens.avg, cs.main_output_tokens.percentile(50),
+              cs.main_output_tokens.percentile(90));
+  std::printf("a session's main-agent context, time-averaged over its span: mean %.0f, p50 %.0f tokens\n",
+              cs.session_context.avg, cs.session_context.percentile(50));
+  std::printf("subagent calls: input mean %.0f, p50 %.0f, p90 %.0f; output mean %.0f, p50 %.0f\n",
+              cs.subagent_input_tokens.avg, cs.subagent_input_tokens.percentile(50),
+              cs.subagent_input_tokens.percentile(90), cs.subagent_output_tokens.avg,
+              cs.subagent_output_tokens.percentile(50));
   std::printf("main-agent end-to-start gaps: p50 %.1f s, p90 %.1f s, p99 %.0f s, mean %.0f s; sessions wait %.1f%% of "
               "their span\n",
               cs.main_gap_s.percentile(50), cs.main_gap_s.percentile(90), cs.main_gap_s.percentile(99), cs.main_gap_s.avg,

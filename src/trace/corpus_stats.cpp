@@ -44,16 +44,31 @@ void CorpusStatsAccumulator::add(const WekaTrace& t) {
       ++s_.subagent_groups;
       for (const auto& c : e.subagent.calls) {
         ++s_.subagent_calls;
-        in_.push_back(static_cast<double>(c.in));
-        out_.push_back(static_cast<double>(c.out));
+        sub_in_.push_back(static_cast<double>(c.in));
+        sub_out_.push_back(static_cast<double>(c.out));
       }
       continue;
     }
     ++main_calls;
-    in_.push_back(static_cast<double>(e.call.in));
-    out_.push_back(static_cast<double>(e.call.out));
+    main_in_.push_back(static_cast<double>(e.call.in));
+    main_out_.push_back(static_cast<double>(e.call.out));
     if (prev) gaps_.push_back(std::max(0.0, e.call.t - (prev->t + prev->api_time)));
     prev = &e.call;
+  }
+  // The session's time-averaged context: each main-agent call's context
+  // holds until the next call starts; the last one until it ends.
+  double area = 0, first = 0, last_end = 0;
+  const TraceCall* before = nullptr;
+  for (const auto& e : t.entries) {
+    if (e.is_subagent) continue;
+    if (before) area += static_cast<double>(before->in + before->out) * (e.call.t - before->t);
+    else first = e.call.t;
+    before = &e.call;
+  }
+  if (before) {
+    area += static_cast<double>(before->in + before->out) * before->api_time;
+    last_end = before->t + before->api_time;
+    if (last_end > first) contexts_.push_back(area / (last_end - first));
   }
   s_.main_calls += main_calls;
   mains_.push_back(static_cast<double>(main_calls));
@@ -72,11 +87,23 @@ void CorpusStatsAccumulator::add(const WekaTrace& t) {
 CorpusStats CorpusStatsAccumulator::result() const {
   CorpusStats s = s_;
   s.requests = s.main_calls + s.subagent_calls;
-  auto in = in_, out = out_, gaps = gaps_, mains = mains_;  // summarize sorts its input
+  auto gaps = gaps_, mains = mains_, contexts = contexts_;  // summarize sorts its input
+  auto joined = [](const std::vector<double>& a, const std::vector<double>& b) {
+    std::vector<double> v(a);
+    v.insert(v.end(), b.begin(), b.end());
+    return v;
+  };
+  auto in = joined(main_in_, sub_in_), out = joined(main_out_, sub_out_);
   s.input_tokens = summarize(in);
   s.output_tokens = summarize(out);
+  auto main_in = main_in_, main_out = main_out_, sub_in = sub_in_, sub_out = sub_out_;
+  s.main_input_tokens = summarize(main_in);
+  s.main_output_tokens = summarize(main_out);
+  s.subagent_input_tokens = summarize(sub_in);
+  s.subagent_output_tokens = summarize(sub_out);
   s.main_gap_s = summarize(gaps);
   s.main_calls_per_trace = summarize(mains);
+  s.session_context = summarize(contexts);
   s.waiting_share = span_ > 0 ? 1.0 - busy_ / span_ : 0.0;
   return s;
 }

@@ -9,6 +9,9 @@
 //    consecutive main-agent calls, floored at 0 (AIPerf's definition);
 //  - waiting share: over all sessions, the time with no call in flight
 //    divided by the sessions' spans (first start to last end);
+//  - a session's time-averaged context: the main agent's context (in + out
+//    of its latest call) averaged over the session's recorded span, from
+//    its first call's start to its last call's end, no gap capped;
 //  - time-averaged working set: see time_averaged_working_sets() below.
 #pragma once
 #include <cstdint>
@@ -23,8 +26,13 @@ struct CorpusStats {
   std::int64_t traces = 0, requests = 0, main_calls = 0, subagent_groups = 0, subagent_calls = 0;
   std::int64_t traces_with_subagents = 0;
   Summary input_tokens, output_tokens;  // per request
+  // The same, of main-agent calls and of subagent calls apart: the public
+  // analyses of the AgentX corpus quote them apart, and the two differ
+  // (main-agent calls carry the long contexts and the longer outputs).
+  Summary main_input_tokens, main_output_tokens, subagent_input_tokens, subagent_output_tokens;
   Summary main_gap_s;                   // main-agent end-to-start gaps
   Summary main_calls_per_trace;
+  Summary session_context;              // per trace: the time-averaged main-agent context
   double waiting_share = 0;
 };
 
@@ -40,7 +48,7 @@ class CorpusStatsAccumulator {
 
  private:
   CorpusStats s_;
-  std::vector<double> in_, out_, gaps_, mains_;
+  std::vector<double> main_in_, main_out_, sub_in_, sub_out_, gaps_, mains_, contexts_;
   double span_ = 0, busy_ = 0;
 };
 

@@ -168,33 +168,6 @@ void for_each_line(const std::string& path, std::uint64_t max_decompressed_bytes
   for_each_line_counted(path, max_decompressed_bytes, max_line_bytes, on_line, {});
 }
 
-std::int64_t apply_256k_rule(WekaTrace& t) {
-  constexpr std::int64_t kLimit = 256000;
-  std::int64_t dropped = 0;
-  std::vector<TraceEntry> kept;
-  kept.reserve(t.entries.size());
-  for (auto& e : t.entries) {
-    if (!e.is_subagent) {
-      if (e.call.in + e.call.out > kLimit) {
-        ++dropped;
-        continue;
-      }
-      kept.push_back(std::move(e));
-      continue;
-    }
-    auto& calls = e.subagent.calls;
-    const auto before = calls.size();
-    calls.erase(std::remove_if(calls.begin(), calls.end(), [](const TraceCall& c) { return c.in + c.out > kLimit; }),
-                calls.end());
-    dropped += static_cast<std::int64_t>(before - calls.size());
-    if (calls.empty()) continue;  // a group goes only when all its calls went
-    e.subagent.t = calls.front().t;
-    kept.push_back(std::move(e));
-  }
-  t.entries = std::move(kept);
-  return dropped;
-}
-
 namespace {
 
 // Weka traces of `path` one at a time, filtered, to `keep` (the first

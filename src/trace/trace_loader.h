@@ -79,7 +79,4 @@ std::string read_maybe_zstd(const std::string& path,
 void for_each_line(const std::string& path, std::uint64_t max_decompressed_bytes, std::uint64_t max_line_bytes,
                    const std::function<void(std::string_view text, std::size_t line)>& line);
 
-// The _256k rule applied to one trace; returns requests dropped.
-std::int64_t apply_256k_rule(WekaTrace& t);
-
 }  // namespace agentperf::trace

@@ -76,4 +76,11 @@ WekaTrace parse_weka_trace(std::string_view json, const std::string& where);
 // Serializes a trace back to one JSON line (the synthetic generator's output).
 std::string to_json_line(const WekaTrace& t);
 
+// The rule that makes the 256k corpus (semianalysisai/cc-traces-weka-062126-256k)
+// from the unfiltered one: every call, main-agent or subagent, with
+// in + out > 256,000 goes; a subagent group goes only when all its calls
+// went (it then starts at its first kept call). Returns the calls dropped.
+// InferenceX utils/agentic/datasets/build_weka_hf_dataset.py @ 303669b0e16a.
+std::int64_t apply_256k_rule(WekaTrace& t);
+
 }  // namespace agentperf::trace

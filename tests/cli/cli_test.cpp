@@ -244,6 +244,31 @@ TEST(Cli, TracesSynthAndInspect) {
   // Mooncake rows are read too (they used to be refused as malformed Weka).
   std::ofstream(dir / "m.jsonl") << R"({"timestamp": 0, "input_length": 600, "output_length": 20, "hash_ids": [0, 1], "session_id": "s1"})"
                                  << "\n";
+  // --256k makes each trace as the 256k corpus holds it: the same preset's
+  // first traces lose their calls over 256,000 tokens and keep the rest.
+  auto full = run_cli("traces synth --preset cc-weka-1m --traces 6 -o " + (dir / "f.jsonl").string());
+  auto cut = run_cli("traces synth --preset cc-weka-1m --traces 6 --256k -o " + (dir / "c.jsonl").string());
+  ASSERT_EQ(full.code, 0) << full.output;
+  ASSERT_EQ(cut.code, 0) << cut.output;
+  auto fi = run_cli("traces inspect " + (dir / "f.jsonl").string());
+  auto ci = run_cli("traces inspect " + (dir / "c.jsonl").string());
+  auto cf = run_cli("traces inspect --256k " + (dir / "f.jsonl").string());
+  auto max_input = [](const std::string& out) {
+    const auto at = out.find(", max ", out.find("input tokens per request"));
+    return at == std::string::npos ? -1L : std::stol(out.substr(at + 6));
+  };
+  EXPECT_GT(max_input(fi.output), 256000) << fi.output;
+  EXPECT_GT(max_input(ci.output), 0) << ci.output;
+  EXPECT_LE(max_input(ci.output), 256000) << ci.output;
+  // the same calls as the loader's rule keeps
+  EXPECT_EQ(max_input(ci.output), max_input(cf.output));
+  auto requests = [](const std::string& out) {  // "requests N: M main-agent, ..."
+    const auto at = out.find("\nrequests ");
+    return at == std::string::npos ? -1L : std::stol(out.substr(at + 10));
+  };
+  EXPECT_GT(requests(ci.output), 0) << ci.output;
+  EXPECT_EQ(requests(ci.output), requests(cf.output)) << cf.output;
+  EXPECT_LT(requests(ci.output), requests(fi.output));
   auto m = run_cli("traces inspect --trace-format mooncake " + (dir / "m.jsonl").string());
   ASSERT_EQ(m.code, 0) << m.output;
   EXPECT_NE(m.output.find("traces 1 read / 1 kept"), std::string::npos) << m.output;
@@ -471,6 +496,18 @@ TEST(Cli, SimPredictRefusesVllmsStepBudgetUnderSglangsScheduler) {
   EXPECT_NE(r.output.find("--max-num-batched-tokens applies to --scheduler vllm"), std::string::npos) << r.output;
   auto v = run_cli("sim predict -c 2 --duration 5 --scheduler vllm --max-num-batched-tokens 2048");
   EXPECT_EQ(v.code, 0) << v.output;
+}
+
+// A prompt the KV pool cannot hold ends the run as SGLang would end it
+// (it rejects a prompt over max_req_input_len, the pool's size, and
+// AIPerf's warmup aborts on the failed primer): exit 1, the prompt and the
+// pool named, the run marked invalid.
+TEST(Cli, SimPredictEndsHonestlyOnAPromptLargerThanThePool) {
+  auto r = run_cli("sim predict --traces synth:cc-weka-256k --num-dataset-entries 4 -c 2 --benchmark-duration 120 "
+                   "--model-spec qwen3-next-80b-a3b --tp 2 --max-total-tokens 100000 -q");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("tokens) is larger than the KV cache (100000 tokens)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Run: INVALID"), std::string::npos) << r.output;
 }
 
 // An option of the other validation set is named, not silently ignored:
