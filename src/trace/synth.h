@@ -91,9 +91,9 @@ std::vector<WekaTrace> synthesize_traces(const SynthOptions& o, CountProgress* p
 // Presets by name: "cc-weka-1m" reproduces the published statistics of the
 // unfiltered trace set InferenceX's AgentX benchmark replays for its 1M-
 // context models (Hugging Face dataset semianalysisai/cc-traces-weka-062126),
-// and "cc-weka-256k" is that preset under the rule that makes the 256k set
-// (semianalysisai/cc-traces-weka-062126-256k) from it; docs/traces.md sets
-// target and achieved statistics side by side with their sources. Throws
+// "cc-weka-256k" those of the 256k set the others replay
+// (semianalysisai/cc-traces-weka-062126-256k); docs/traces.md sets target and
+// achieved statistics side by side with their sources. Throws
 // std::invalid_argument for an unknown name.
 SynthOptions synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();
