@@ -38,6 +38,10 @@ void CorpusStatsAccumulator::add(const WekaTrace& t) {
   std::int64_t main_calls = 0;
   bool any_sub = false;
   const TraceCall* prev = nullptr;
+  // The session's time-averaged context (area over span): each main-agent
+  // call's context holds until the next call starts; the last one until it
+  // ends.
+  double context_area = 0, first_start = 0;
   for (const auto& e : t.entries) {
     if (e.is_subagent) {
       any_sub = true;
@@ -52,23 +56,18 @@ void CorpusStatsAccumulator::add(const WekaTrace& t) {
     ++main_calls;
     main_in_.push_back(static_cast<double>(e.call.in));
     main_out_.push_back(static_cast<double>(e.call.out));
-    if (prev) gaps_.push_back(std::max(0.0, e.call.t - (prev->t + prev->api_time)));
+    if (prev) {
+      gaps_.push_back(std::max(0.0, e.call.t - (prev->t + prev->api_time)));
+      context_area += static_cast<double>(prev->in + prev->out) * (e.call.t - prev->t);
+    } else {
+      first_start = e.call.t;
+    }
     prev = &e.call;
   }
-  // The session's time-averaged context: each main-agent call's context
-  // holds until the next call starts; the last one until it ends.
-  double area = 0, first = 0, last_end = 0;
-  const TraceCall* before = nullptr;
-  for (const auto& e : t.entries) {
-    if (e.is_subagent) continue;
-    if (before) area += static_cast<double>(before->in + before->out) * (e.call.t - before->t);
-    else first = e.call.t;
-    before = &e.call;
-  }
-  if (before) {
-    area += static_cast<double>(before->in + before->out) * before->api_time;
-    last_end = before->t + before->api_time;
-    if (last_end > first) contexts_.push_back(area / (last_end - first));
+  if (prev) {
+    context_area += static_cast<double>(prev->in + prev->out) * prev->api_time;
+    const double last_end = prev->t + prev->api_time;
+    if (last_end > first_start) contexts_.push_back(context_area / (last_end - first_start));
   }
   s_.main_calls += main_calls;
   mains_.push_back(static_cast<double>(main_calls));
