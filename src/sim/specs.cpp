@@ -198,6 +198,26 @@ double ModelSpec::attention_flops_per_query(double ctx) const {
   return ctx * attention_flops_per_token_per_ctx();
 }
 
+double ModelSpec::indexer_flops_per_query(double ctx) const {
+  const auto& a = attention;
+  const double index_pair = 2.0 * a.index_heads * a.index_dim;
+  if (a.kind == AttentionLayout::Kind::compressed) return a.csa_scoring_layers() * ctx / a.csa_ratio * index_pair;
+  if (a.kind == AttentionLayout::Kind::sparse_gqa) return a.sparse_layers * ctx * index_pair;
+  if (a.sparse_mla()) return layers_full * ctx * index_pair;
+  return 0;
+}
+
+double ModelSpec::indexer_flops(double query_tokens, double attn_pairs) const {
+  if (!capped_reads() || query_tokens <= 0 || attn_pairs <= 0) return 0;
+  return query_tokens * indexer_flops_per_query(attn_pairs / query_tokens);
+}
+
+double ModelSpec::index_heads_per_rank(int tp) const {
+  const double heads = attention.index_heads;
+  if (attention.kind == AttentionLayout::Kind::sparse_gqa) return std::max(1.0, heads / std::max(1, tp));
+  return heads;
+}
+
 double ModelSpec::mla_pair() const {
   // Absorbed MLA (decode, and SGLang's absorbed extend): per head, QK^T over
   // the latent plus the rope part (kv_lora_rank + qk_rope_head_dim) and PV

@@ -179,6 +179,18 @@ struct ModelSpec {
   // `attn_pairs` (query, context token) pairs in all, each query at the mean
   // context attn_pairs / query_tokens.
   double attention_flops(double query_tokens, double attn_pairs) const;
+  // Of attention_flops, the lightning indexer's (the index heads' scores of
+  // every context row), over all index heads; 0 for layouts without one.
+  double indexer_flops(double query_tokens, double attn_pairs) const;
+  // The index heads one TP rank scores. The engines do not shard a DSA or
+  // DeepSeek-V4 indexer over TP: its query, key and head-weight projections
+  // are ReplicatedLinear and every rank scores every head (SGLang
+  // python/sglang/srt/layers/attention/nsa/nsa_indexer.py @ 005e8bf8abf4,
+  // Indexer.__init__; vLLM's DeepSeek-V4 indexer, "no tensor parallel, just
+  // replicated"). vLLM's MiniMax-M3 indexer splits its heads over TP, one
+  // head at least (vllm/models/minimax_m3/common/indexer.py @ 0484480bc730,
+  // num_index_heads = max(1, total // tp)): sparse GQA layouts.
+  double index_heads_per_rank(int tp) const;
   // The same per query token per context token, over the layers whose KV
   // grows with the context (MLA: absorbed form, over the latent); for
   // compressed and sparse GQA the cost of one more context token beyond the
@@ -191,6 +203,8 @@ struct ModelSpec {
   double gqa_bytes_per_token_layer_rank(int tp) const;  // 2 x KV heads per rank x head_dim x dtype
   // One query's attention FLOPs at context `ctx` (all layers).
   double attention_flops_per_query(double ctx) const;
+  // Of them, the indexer's.
+  double indexer_flops_per_query(double ctx) const;
 };
 
 struct HardwareSpec {

@@ -58,7 +58,14 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   const double prefill_share = m_.prefill_work_share(s.prefill_tokens, s.batch - s.decode_requests);
   const double work_tokens = s.tokens - s.prefill_tokens * (1.0 - prefill_share);
   const double token_share = s.tokens > 0 ? work_tokens / s.tokens : 1.0;
-  const double attn_flops = m_.attention_flops(s.tokens, s.attn_pairs) * token_share / p;
+  // Attention heads are split over TP; the indexer's are not (or not below
+  // one head a rank: ModelSpec::index_heads_per_rank), so its part is
+  // divided by the ranks it is actually shared by.
+  const double index_flops = m_.indexer_flops(s.tokens, s.attn_pairs) * token_share;
+  const double index_share =
+      m_.attention.index_heads > 0 ? m_.index_heads_per_rank(p) / m_.attention.index_heads : 0.0;
+  const double attn_flops =
+      (m_.attention_flops(s.tokens, s.attn_pairs) * token_share - index_flops) / p + index_flops * index_share;
   t.flops = 2.0 * m_.active_params * work_tokens / p + attn_flops;
   // Attention over a prefix runs at its own rate (EngineCosts::prefix_attention_scale):
   // the prefix's share of the pairs is scaled on top of attention_scale.

@@ -677,3 +677,40 @@ TEST(StepTime, LateLayersSkipAllButThePromptsTail) {
   EXPECT_DOUBLE_EQ(ta.weights_bytes, tb.weights_bytes);  // the late layers' weights are still read
   EXPECT_DOUBLE_EQ(a.decode_round(8, 8 * 100000.0).flops, b.decode_round(8, 8 * 100000.0).flops);
 }
+
+// The engines do not shard a DSA indexer over TP (its projections are
+// ReplicatedLinear: every rank scores all 32 heads), while the rest of the
+// attention math is split: at TP8 a long prefill's indexer part costs a rank
+// the whole indexer, not an eighth of it. vLLM's MiniMax-M3 indexer splits
+// its 4 heads, one head a rank at least: at TP8 a rank scores one head.
+TEST(StepTime, TheIndexerIsNotShardedOverTp) {
+  const auto hw = load_hardware_spec("b300");
+  EngineConfig cfg;
+  cfg.tp = 8;
+  const double q = 4096, ctx = 150000, pairs = q * ctx;
+  {
+    const auto m = load_model_spec("glm-5.2-nvfp4");
+    const double index = q * 78 * ctx * 2.0 * 32 * 128;  // 78 layers, 32 heads x 128
+    ASSERT_DOUBLE_EQ(m.indexer_flops(q, pairs), index);
+    EXPECT_DOUBLE_EQ(m.index_heads_per_rank(8), 32);
+    const StepTimeModel s(m, hw, cfg);
+    const auto t = s.prefill(q, pairs, ctx, 1);
+    // The rank's math: its share of the GEMMs and of the rest of attention, all of the indexer.
+    const double rest = m.attention_flops(q, pairs) - index;
+    EXPECT_NEAR(t.flops, 2.0 * m.active_params * q / 8 + rest / 8 + index, 1e-6 * t.flops);
+  }
+  {
+    const auto m = load_model_spec("minimax-m3-fp8");
+    EXPECT_DOUBLE_EQ(m.index_heads_per_rank(2), 2);
+    EXPECT_DOUBLE_EQ(m.index_heads_per_rank(8), 1);  // 4 heads over 8 ranks: one each
+    const double index = q * 57 * ctx * 2.0 * 4 * 128;
+    ASSERT_DOUBLE_EQ(m.indexer_flops(q, pairs), index);
+    const StepTimeModel s(m, hw, cfg);
+    const auto t = s.prefill(q, pairs, ctx, 1);
+    const double rest = m.attention_flops(q, pairs) - index;
+    EXPECT_NEAR(t.flops, 2.0 * m.active_params * q / 8 + rest / 8 + index / 4, 1e-6 * t.flops);
+  }
+  // No indexer: nothing changes.
+  const auto dense = load_model_spec("qwen3.5-397b-a17b-nvfp4");
+  EXPECT_DOUBLE_EQ(dense.indexer_flops(q, pairs), 0);
+}
