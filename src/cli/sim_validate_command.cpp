@@ -28,6 +28,7 @@ struct SimValidateCommand {
   std::string points = "builtin";
   std::string engine_profile;  // empty: each point's engine's shipped profile
   std::string engine;          // non-empty: only this engine's points (fit, scored and shown)
+  std::vector<std::string> gpus;  // non-empty: only the points on these GPUs
   std::string fit_out, markdown_out;
   // Shared by every setup: how the kernels meet the hardware.
   std::vector<std::string> fit_names = {"weight_read_scale", "gemm_scale", "attention_scale",
@@ -124,6 +125,9 @@ std::shared_ptr<SimValidateCommand> add_sim_validate_command(CLI::App& sim) {
   vc->cmd->add_option("--engine", vc->engine,
                       "Only the points of this engine (sglang, vllm): each engine's profile is fitted on its own "
                       "points");
+  vc->cmd->add_option("--gpu", vc->gpus,
+                      "Only the points on this GPU (repeatable: any of them), e.g. the NVIDIA ones a profile's targets "
+                      "were set on");
   vc->cmd->add_option("--fit", vc->fit_out,
                       "Fit the engine costs on the fitting half only, write them here as an engine profile, and "
                       "score both halves with them");
@@ -665,7 +669,7 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
   if (!vc.cmd->parsed()) return -1;
   // An option of the other set would be silently ignored: name it instead.
   static const std::vector<const char*> step_level_only = {
-      "--points",          "--engine",         "--fit-coefficients",   "--fit-hbm-efficiency", "--assume-input-tokens",
+      "--points",          "--engine",         "--gpu",                "--fit-coefficients",   "--fit-hbm-efficiency", "--assume-input-tokens",
       "--setup-costs",     "--input-tokens-prior", "--polish",         "--max-evaluations",    "--max-held-out-mape",
       "--max-point-error", "--family-limits",  "--lofo",               "--fit-hardware",       "--hardware-coefficients",
       "--hardware-start",  "--hardware-prior", "--hardware-out"};
@@ -694,6 +698,20 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
                       ")");
     }
     std::erase_if(set.points, [&](const sim::ValidationPoint& p) { return p.engine != vc.engine; });
+  }
+  if (!vc.gpus.empty()) {
+    std::set<std::string> have;
+    for (const auto& p : set.points) have.insert(p.gpu);
+    for (const auto& g : vc.gpus)
+      if (!have.count(g)) {
+        std::string list;
+        for (const auto& h : have) list += (list.empty() ? "" : ", ") + h;
+        throw UserError("--gpu: " + set.source + " has no point on GPU '" + g + "'" +
+                        (vc.engine.empty() ? "" : " of engine '" + vc.engine + "'") + " (it has: " + list + ")");
+      }
+    std::erase_if(set.points, [&](const sim::ValidationPoint& p) {
+      return std::find(vc.gpus.begin(), vc.gpus.end(), p.gpu) == vc.gpus.end();
+    });
   }
   std::map<std::string, sim::EngineCosts> costs;  // by engine
   for (const auto& p : set.points)

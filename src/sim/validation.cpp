@@ -39,7 +39,8 @@ std::optional<double> flag_fraction(const JsonReader& point, const char* key, co
 const std::vector<std::string>& validation_metric_names() {
   static const std::vector<std::string> m = {
       "tpot_ms_mean", "tpot_ms_median", "itl_ms_mean", "itl_ms_median", "ttft_ms_mean", "ttft_ms_median",
-      "ttft_ms_p95", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "total_tokens_per_s"};
+      "ttft_ms_p95", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "total_tokens_per_s",
+      "total_tokens_per_s_per_gpu"};
   return m;
 }
 
@@ -92,6 +93,7 @@ double metric_of(const std::string& metric, const std::vector<RequestRecord>& re
   if (metric == "output_tokens_per_s") return out_tokens / seconds;
   if (metric == "output_tokens_per_s_per_gpu") return out_tokens / seconds / std::max(1, tp);
   if (metric == "total_tokens_per_s") return all_tokens / seconds;
+  if (metric == "total_tokens_per_s_per_gpu") return all_tokens / seconds / std::max(1, tp);
   throw UserError("validation metric '" + metric + "' is not known");
 }
 

@@ -556,9 +556,19 @@ TEST(Cli, SimValidatePrintsEveryPointAndBothMapes) {
   // Each setup with its own costs, and every setup uncalibrated.
   EXPECT_NE(r.output.find("Uncalibrated"), std::string::npos) << r.output;
   // The shipped vLLM profile meets issue 16's held-out targets (10 %, 25 %)
-  // on its points (the SGLang families added since are held per family).
-  auto gate = run_cli("sim validate --engine vllm --check");
+  // on the NVIDIA points they were set on (the SGLang families and the vLLM
+  // points on MI300X added since are held per family).
+  auto gate = run_cli("sim validate --engine vllm --gpu h100 --gpu h200 --gpu b200 --check");
   EXPECT_EQ(gate.code, 0) << gate.output;
+  EXPECT_EQ(gate.output.find("mi300x"), std::string::npos) << gate.output;  // --gpu keeps only those GPUs' points
+  // On every vLLM point it does not: MiniMax-M3 on MI300X is 40 % off at 4 requests.
+  auto all_gpus = run_cli("sim validate --engine vllm --check");
+  EXPECT_EQ(all_gpus.code, 1) << all_gpus.output;
+  EXPECT_NE(all_gpus.output.find("worst held-out point"), std::string::npos) << all_gpus.output;
+  auto no_gpu = run_cli("sim validate --engine vllm --gpu mi355x");
+  EXPECT_EQ(no_gpu.code, 2) << no_gpu.output;
+  EXPECT_NE(no_gpu.output.find("--gpu: built-in validation set (data/validation/points.json) has no point on GPU 'mi355x' of engine 'vllm'"), std::string::npos)
+      << no_gpu.output;
   // Per family: every family's held-out MAPE is printed, and a limits file
   // holds each one (exit 1 naming the family over its limit).
   EXPECT_NE(r.output.find("held-out MAPE (points)"), std::string::npos) << r.output;
