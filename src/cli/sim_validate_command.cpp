@@ -669,10 +669,10 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
   if (!vc.cmd->parsed()) return -1;
   // An option of the other set would be silently ignored: name it instead.
   static const std::vector<const char*> step_level_only = {
-      "--points",          "--engine",         "--gpu",                "--fit-coefficients",   "--fit-hbm-efficiency", "--assume-input-tokens",
-      "--setup-costs",     "--input-tokens-prior", "--polish",         "--max-evaluations",    "--max-held-out-mape",
-      "--max-point-error", "--family-limits",  "--lofo",               "--fit-hardware",       "--hardware-coefficients",
-      "--hardware-start",  "--hardware-prior", "--hardware-out"};
+      "--points",          "--engine",           "--gpu",           "--fit-coefficients",   "--fit-hbm-efficiency",
+      "--assume-input-tokens", "--setup-costs",  "--input-tokens-prior", "--polish",         "--max-evaluations",
+      "--max-held-out-mape", "--max-point-error", "--family-limits", "--lofo",               "--fit-hardware",
+      "--hardware-coefficients", "--hardware-start", "--hardware-prior", "--hardware-out"};
   static const std::vector<const char*> agentx_only = {
       "--agentx-points", "--duration",      "--jobs",        "--series", "--json",        "--max-total-tput-mape",
       "--max-ttft-mape", "--max-tpot-mape", "--sample-orders", "--corpus", "--corpus-file", "--quiet"};

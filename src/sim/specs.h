@@ -182,13 +182,15 @@ struct ModelSpec {
   // Of attention_flops, the lightning indexer's (the index heads' scores of
   // every context row), over all index heads; 0 for layouts without one.
   double indexer_flops(double query_tokens, double attn_pairs) const;
-  // The index heads one TP rank scores. The engines do not shard a DSA or
-  // DeepSeek-V4 indexer over TP: its query, key and head-weight projections
-  // are ReplicatedLinear and every rank scores every head (SGLang
+  // The index heads one TP rank scores. The engines do not shard a DSA
+  // indexer over TP: its query, key and head-weight projections are
+  // ReplicatedLinear and every rank scores every head (SGLang
   // python/sglang/srt/layers/attention/nsa/nsa_indexer.py @ 005e8bf8abf4,
-  // Indexer.__init__; vLLM's DeepSeek-V4 indexer, "no tensor parallel, just
-  // replicated"). vLLM's MiniMax-M3 indexer splits its heads over TP, one
-  // head at least (vllm/models/minimax_m3/common/indexer.py @ 0484480bc730,
+  // Indexer.__init__; vLLM vllm/model_executor/models/deepseek_v2.py
+  // @ 002d6073aa03, class Indexer: "no tensor parallel, just replicated").
+  // DeepSeek-V4's CSA indexer is taken to be built the same way. vLLM's
+  // MiniMax-M3 indexer splits its heads over TP, one head at least
+  // (vllm/models/minimax_m3/common/indexer.py @ 0484480bc730,
   // num_index_heads = max(1, total // tp)): sparse GQA layouts.
   double index_heads_per_rank(int tp) const;
   // The same per query token per context token, over the layers whose KV
