@@ -663,6 +663,25 @@ int run_hardware_fit(const SimValidateCommand& vc, const sim::ValidationSet& set
   return 0;
 }
 
+// --engine and --gpu: keep the points whose `field` is one of `wanted`; a
+// wanted value no point has is an error naming the flag and the values the
+// set has (`named` says what was asked for: "of engine 'x'").
+void keep_points_where(sim::ValidationSet& set, const char* flag, const std::vector<std::string>& wanted,
+                       std::string sim::ValidationPoint::*field,
+                       const std::function<std::string(const std::string&)>& named) {
+  std::set<std::string> have;
+  for (const auto& p : set.points) have.insert(p.*field);
+  for (const auto& w : wanted)
+    if (!have.count(w)) {
+      std::string list;
+      for (const auto& h : have) list += (list.empty() ? "" : ", ") + h;
+      throw UserError(std::string(flag) + ": " + set.source + " has no point " + named(w) + " (it has: " + list + ")");
+    }
+  std::erase_if(set.points, [&](const sim::ValidationPoint& p) {
+    return std::find(wanted.begin(), wanted.end(), p.*field) == wanted.end();
+  });
+}
+
 }  // namespace
 
 int execute_sim_validate_command(SimValidateCommand& vc) {
@@ -688,31 +707,13 @@ int execute_sim_validate_command(SimValidateCommand& vc) {
     return run_sim_validate_agentx(vc.agentx_opts);
   }
   sim::ValidationSet set = sim::load_validation_set(vc.points);
-  if (!vc.engine.empty()) {
-    std::set<std::string> engines;
-    for (const auto& p : set.points) engines.insert(p.engine);
-    if (!engines.count(vc.engine)) {
-      std::string have;
-      for (const auto& e : engines) have += (have.empty() ? "" : ", ") + e;
-      throw UserError("--engine: " + set.source + " has no point of engine '" + vc.engine + "' (it has: " + have +
-                      ")");
-    }
-    std::erase_if(set.points, [&](const sim::ValidationPoint& p) { return p.engine != vc.engine; });
-  }
-  if (!vc.gpus.empty()) {
-    std::set<std::string> have;
-    for (const auto& p : set.points) have.insert(p.gpu);
-    for (const auto& g : vc.gpus)
-      if (!have.count(g)) {
-        std::string list;
-        for (const auto& h : have) list += (list.empty() ? "" : ", ") + h;
-        throw UserError("--gpu: " + set.source + " has no point on GPU '" + g + "'" +
-                        (vc.engine.empty() ? "" : " of engine '" + vc.engine + "'") + " (it has: " + list + ")");
-      }
-    std::erase_if(set.points, [&](const sim::ValidationPoint& p) {
-      return std::find(vc.gpus.begin(), vc.gpus.end(), p.gpu) == vc.gpus.end();
+  if (!vc.engine.empty())
+    keep_points_where(set, "--engine", {vc.engine}, &sim::ValidationPoint::engine,
+                      [](const std::string& e) { return "of engine '" + e + "'"; });
+  if (!vc.gpus.empty())
+    keep_points_where(set, "--gpu", vc.gpus, &sim::ValidationPoint::gpu, [&](const std::string& g) {
+      return "on GPU '" + g + "'" + (vc.engine.empty() ? "" : " of engine '" + vc.engine + "'");
     });
-  }
   std::map<std::string, sim::EngineCosts> costs;  // by engine
   for (const auto& p : set.points)
     if (!costs.count(p.engine))

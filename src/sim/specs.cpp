@@ -180,25 +180,26 @@ double ModelSpec::draft_kv_read_bytes_rank(int tp, double requests, double conte
 double ModelSpec::attention_flops_per_query(double ctx) const {
   const auto& a = attention;
   // Per (query, key) pair: 2 FLOPs per multiply-add over QK^T (head_dim) and
-  // PV (head_dim) for every query head.
+  // PV (head_dim) for every query head; the indexer's scores on top
+  // (indexer_flops_per_query).
   const double pair = 4.0 * q_heads * head_dim;
-  const double index_pair = 2.0 * a.index_heads * a.index_dim;
   if (a.kind == AttentionLayout::Kind::compressed) {
     // K = V = the one latent row (MQA over head_dim).
     const double csa_rows = ctx / a.csa_ratio;
     return layers_full * std::min(ctx, static_cast<double>(a.window)) * pair +
-           a.csa_scoring_layers() * csa_rows * index_pair +
-           a.csa_layers * std::min(csa_rows, static_cast<double>(a.csa_topk)) * pair + a.hca_layers * ctx / a.hca_ratio * pair;
+           a.csa_layers * std::min(csa_rows, static_cast<double>(a.csa_topk)) * pair +
+           a.hca_layers * ctx / a.hca_ratio * pair + indexer_flops_per_query(ctx);
   }
   if (a.kind == AttentionLayout::Kind::sparse_gqa)
     return (layers_full - a.sparse_layers) * ctx * pair +
-           a.sparse_layers * (ctx * index_pair + std::min(ctx, static_cast<double>(a.topk_tokens)) * pair);
-  if (a.sparse_mla())  // the indexer over the whole context, absorbed MLA over the top-k
-    return layers_full * (ctx * index_pair + std::min(ctx, static_cast<double>(a.topk_tokens)) * mla_pair());
+           a.sparse_layers * std::min(ctx, static_cast<double>(a.topk_tokens)) * pair + indexer_flops_per_query(ctx);
+  if (a.sparse_mla())  // absorbed MLA over the top-k, and the indexer over the whole context
+    return layers_full * std::min(ctx, static_cast<double>(a.topk_tokens)) * mla_pair() + indexer_flops_per_query(ctx);
   return ctx * attention_flops_per_token_per_ctx();
 }
 
 double ModelSpec::indexer_flops_per_query(double ctx) const {
+  // Per scored row: 2 FLOPs per multiply-add over index_dim for every index head.
   const auto& a = attention;
   const double index_pair = 2.0 * a.index_heads * a.index_dim;
   if (a.kind == AttentionLayout::Kind::compressed) return a.csa_scoring_layers() * ctx / a.csa_ratio * index_pair;
