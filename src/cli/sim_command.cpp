@@ -91,6 +91,11 @@ void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan
                static_cast<long long>(s.admission_blocked_state),
                static_cast<long long>(s.admission_blocked_running_cap), sim::binding_pool(s),
                static_cast<long long>(s.device_evicted_tokens));
+  if (plan.swa_prefix_tails >= 0)
+    std::fprintf(out, "SWA tails: %lld kept (cap-sized sliding-window pool), %lld evicted; %lld prompt tokens recomputed "
+                 "although cached, for want of their window\n",
+                 static_cast<long long>(plan.swa_prefix_tails), static_cast<long long>(s.swa_tails_evicted),
+                 static_cast<long long>(s.swa_tail_lost_tokens));
   if (s.spec_verify_steps)
     std::fprintf(out, "MTP: mean accept length %.3f over %lld verify steps\n",
                  s.spec_accept_length_sum / static_cast<double>(s.spec_verify_steps),

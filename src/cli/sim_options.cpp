@@ -1,5 +1,7 @@
 #include "cli/sim_options.h"
 
+#include <cstdio>
+
 #include "cli/cli_numbers.h"
 #include "load/profile_config.h"
 
@@ -56,6 +58,14 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
                  "Hybrid models: device state slots for running and cached requests, set outright (0 = SGLang's "
                  "share of the memory left after the weights)")
       ->transform(int_in(0, limits::max_concurrency))->group(g)->capture_default_str();
+  cmd.add_option("--swa-full-tokens-ratio", c.swa_full_tokens_ratio,
+                 "DeepSeek-V4 models: size the raw sliding-window pool as this share of the full tokens (0 = the "
+                 "engine's sizing: DeepSeek-V4.1's is cap-sized, by the request cap and --swa-prefix-tails)")
+      ->check(real_in(0, 1))->group(g)->capture_default_str();
+  cmd.add_option("--swa-prefix-tails", c.swa_prefix_tails,
+                 "DeepSeek-V4.1 under sglang: cached prefixes whose last sliding window the cap-sized pool keeps, so "
+                 "that they stay reusable (-1 = SGLang's 4 x --max-running-requests)")
+      ->transform(int_in(-1, limits::max_concurrency))->group(g)->capture_default_str();
   cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype,
                  "KV cache element type: auto (the model spec's), fp8 / fp8_e4m3 / fp8_e5m2 (1 byte), bf16 / fp16 "
                  "(2 bytes); sizes the KV pool and the attention reads")
@@ -91,8 +101,14 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
   cmd.add_option("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes,
                  "Iterations the prefill delayer may hold a ready rank (it runs on the last)")
       ->transform(int_in(1, 100000))->group(g)->capture_default_str();
-  cmd.add_option("--speculative-algorithm", o.speculative_algorithm, "NEXTN (or EAGLE) enables MTP speculative decoding")
-      ->check(CLI::IsMember({"", "NEXTN", "EAGLE"}))->group(g);
+  cmd.add_option("--speculative-algorithm", o.speculative_algorithm,
+                 "NEXTN (or EAGLE) enables MTP speculative decoding; DSPARK a block drafter "
+                 "(--speculative-dspark-block-size)")
+      ->check(CLI::IsMember({"", "NEXTN", "EAGLE", "DSPARK"}))->group(g);
+  cmd.add_option("--speculative-dspark-block-size", c.spec.block_size,
+                 "With DSPARK: tokens one draft forward proposes; a round verifies them with the root and accepts "
+                 "up to block + 1")
+      ->transform(int_in(1, 16))->group(g);
   cmd.add_option("--speculative-num-steps", c.spec.num_steps, "Draft depth")
       ->transform(int_in(1, 8))->group(g)->capture_default_str();
   cmd.add_option("--speculative-num-draft-tokens", c.spec.num_draft_tokens, "Tokens verified per request per round")
@@ -128,7 +144,21 @@ void finish_sim_engine_options(SimEngineOptions& o) {
   o.cfg.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(o.kv_cache_dtype);
   o.cfg.costs = sim::load_engine_costs(o.engine_profile.empty() ? o.scheduler : o.engine_profile);
   o.cfg.spec.enabled = !o.speculative_algorithm.empty();
-  if (o.cfg.spec.enabled && o.cfg.spec.num_draft_tokens != o.cfg.spec.num_steps + 1)
+  if (o.speculative_algorithm == "DSPARK") {
+    if (o.cfg.spec.block_size <= 0) throw UserError("--speculative-algorithm DSPARK needs --speculative-dspark-block-size");
+    o.cfg.spec.num_steps = 1;  // one draft forward; SGLang verifies block + 1 tokens
+    o.cfg.spec.num_draft_tokens = o.cfg.spec.block_size + 1;
+  } else if (o.cfg.spec.block_size > 0) {
+    throw UserError("--speculative-dspark-block-size needs --speculative-algorithm DSPARK");
+  }
+  if (o.cfg.spec.enabled && o.cfg.spec.accept_length > o.cfg.spec.max_accepted()) {
+    char al[32];
+    std::snprintf(al, sizeof al, "%g", o.cfg.spec.accept_length);
+    throw UserError("--speculative-accept-length " + std::string(al) + " is more than a round can accept (" +
+                    std::to_string(o.cfg.spec.max_accepted()) +
+                    ": the drafted chain or block and the bonus token); raise --speculative-num-steps or the block size");
+  }
+  if (o.cfg.spec.enabled && o.cfg.spec.block_size == 0 && o.cfg.spec.num_draft_tokens != o.cfg.spec.num_steps + 1)
     throw UserError("--speculative-num-draft-tokens must be --speculative-num-steps + 1 for a chain (topk 1): got " +
                     std::to_string(o.cfg.spec.num_draft_tokens) + " with " + std::to_string(o.cfg.spec.num_steps) +
                     " steps");

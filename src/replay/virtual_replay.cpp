@@ -82,6 +82,8 @@ sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per) {
     s.admission_blocked_state += e.admission_blocked_state;
     s.admission_blocked_running_cap += e.admission_blocked_running_cap;
     s.device_evicted_tokens += e.device_evicted_tokens;
+    s.swa_tail_lost_tokens += e.swa_tail_lost_tokens;
+    s.swa_tails_evicted += e.swa_tails_evicted;
   }
   return s;
 }

@@ -31,12 +31,16 @@ struct Engine::Req {
 Engine::Engine(ModelSpec model, HardwareSpec hw, EngineConfig cfg)
     : model_(served_model(std::move(model), cfg, hw)), hw_(std::move(hw)), cfg_(cfg), plan_(plan_memory(model_, hw_, cfg_)),
       steps_(model_, hw_, cfg_),
-      cache_(cfg_.page_size, model_.hybrid(), cfg_.hicache.enabled ? plan_.host_kv_tokens : 0,
+      cache_(cfg_.page_size, model_.hybrid() || plan_.swa_prefix_tails >= 0, cfg_.hicache.enabled ? plan_.host_kv_tokens : 0,
              cfg_.hicache.enabled ? plan_.host_mamba_slots : 0, cfg_.hicache.write_policy,
              plan_.kv_bytes_per_token_rank + plan_.draft_kv_bytes_per_token_rank, plan_.state_bytes_per_request_rank),
       new_token_ratio_(cfg_.new_token_ratio_init), rng_(mix_seed(cfg_.seed, 0x51A)) {
   if (!cfg_.spec.enabled || !model_.mtp) cfg_.spec.enabled = false;
   recv_counter_ = cfg_.scheduler_recv_interval;  // the first iteration polls
+  // A cap-sized sliding-window pool keeps swa_prefix_tails window tails for
+  // the cache; the running requests' own windows are in its request cap.
+  swa_tails_ = plan_.swa_prefix_tails >= 0 && !model_.hybrid();
+  if (swa_tails_) cache_.protect_lock_ends_only();
   // HiCache moves one page of one layer's KV per transfer unit.
   host_page_bytes_ = cfg_.page_size * plan_.kv_bytes_per_token_rank / std::max(1, model_.layers_full);
 }
@@ -201,8 +205,19 @@ bool Engine::take_state_slot() {
   return true;
 }
 
+// A new tail for an insert point, the least recently used one evicted
+// when all are taken (SGLang evicts SWA LRU: an internal node keeps its KV
+// as a tombstone, sim/radix_cache.h).
+bool Engine::take_swa_tail() {
+  if (!swa_tails_) return false;
+  if (cache_.counters().device_states < plan_.swa_prefix_tails) return true;
+  if (cache_.evict_device_states(1) == 0) return false;
+  ++stats_.swa_tails_evicted;
+  return true;
+}
+
 int Engine::draw_accept_length() {
-  const int max_len = cfg_.spec.num_steps + 1;
+  const int max_len = cfg_.spec.max_accepted();
   const double al = std::clamp(cfg_.spec.accept_length, 1.0, static_cast<double>(max_len));
   const int lo = static_cast<int>(std::floor(al));
   const double frac = al - lo;
@@ -299,6 +314,7 @@ bool Engine::select_prefill(std::int64_t budget, bool reserve_outputs, PrefillBa
     r->state = Req::State::prefilling;
     r->admitted_at = clock_;
     if (r->cached_reported < 0) {
+      if (swa_tails_) stats_.swa_tail_lost_tokens += std::max<std::int64_t>(0, m.matched - m.device_usable);
       r->cached_reported = use;
       stats_.cached_tokens_total += use;
       stats_.cached_tokens_host += load ? load_tokens : 0;
@@ -347,20 +363,30 @@ void Engine::complete_prefill(const PrefillBatch& batch, StepOutcome& out) {
   for (const auto& it : batch.items) {
     Req* r = it.r;
     r->prefilled += it.chunk;
-    if (r->prefilled < r->seq_len()) continue;  // more chunks to come
-    if (chunked_ == r) chunked_ = nullptr;
     std::span<const Token> seq = r->generated > 0 ? std::span<const Token>(r->seq) : r->prompt_span();
-    // Checkpoint the prompt (and its state, which takes a slot of its own).
-    bool with_state = false;
-    if (model_.hybrid())
-      with_state = state_slots_used() < plan_.mamba_slots || cache_.evict_device_states(1) > 0;
-    auto ins = cache_.insert(seq, r->seq_len(), with_state, clock_);
-    cache_.lock(ins.node);
-    if (r->lock_node) cache_.unlock(r->lock_node);
-    r->lock_node = ins.node;
-    const std::int64_t now_private = r->seq_len() - ins.node->depth_end;
-    private_tokens_ += now_private - r->private_tokens;
-    r->private_tokens = now_private;
+    // Checkpoint what is prefilled: with a state (a hybrid model's, which
+    // takes a slot of its own), or with a window tail, which SGLang's SWA
+    // cache leaves at every chunk boundary too (cache_unfinished_req).
+    auto checkpoint = [&](std::int64_t len) {
+      bool with_state = false;
+      if (model_.hybrid())
+        with_state = state_slots_used() < plan_.mamba_slots || cache_.evict_device_states(1) > 0;
+      else
+        with_state = take_swa_tail();
+      auto ins = cache_.insert(seq, len, with_state, clock_);
+      cache_.lock(ins.node);
+      if (r->lock_node) cache_.unlock(r->lock_node);
+      r->lock_node = ins.node;
+      const std::int64_t now_private = len - ins.node->depth_end;
+      private_tokens_ += now_private - r->private_tokens;
+      r->private_tokens = now_private;
+    };
+    if (r->prefilled < r->seq_len()) {  // more chunks to come
+      if (swa_tails_) checkpoint(r->prefilled);
+      continue;
+    }
+    if (chunked_ == r) chunked_ = nullptr;
+    checkpoint(r->seq_len());
     r->ctx = r->seq_len();
     r->state = Req::State::running;
     running_.push_back(r);
@@ -518,7 +544,7 @@ void Engine::finish(Req& r, StepOutcome& out) {
   // slot), except on a disaggregated decode engine, which keeps no cache.
   if (!r.spec.kv_transferred) {
     const std::vector<Token> seq = sequence_of(r);
-    cache_.insert(seq, static_cast<std::int64_t>(seq.size()), r.slot, clock_);
+    cache_.insert(seq, static_cast<std::int64_t>(seq.size()), model_.hybrid() ? r.slot : take_swa_tail(), clock_);
   }
   if (r.slot) {
     --running_slots_;
@@ -611,7 +637,7 @@ EngineStats Engine::stats() const {
   s.kv_total = plan_.kv_tokens;
   s.kv_used = private_tokens_ + cache_.counters().locked_device_tokens;
   s.kv_evictable = cache_.evictable_device_tokens();
-  s.state_slots = plan_.mamba_slots;
+  s.state_slots = swa_tails_ ? plan_.swa_prefix_tails : plan_.mamba_slots;
   s.state_used = state_slots_used();
   s.host_total = cfg_.hicache.enabled ? plan_.host_kv_tokens : 0;
   s.host_used = cache_.counters().host_tokens;
@@ -622,6 +648,7 @@ EngineStats Engine::stats() const {
 }
 
 const char* binding_pool(const EngineStats& s) {
+  if (s.swa_tail_lost_tokens > 0 && 20 * s.swa_tail_lost_tokens > s.prompt_tokens_total) return "swa_tails";
   const std::int64_t kv = s.admission_blocked_kv + s.retractions;
   const std::int64_t most = std::max({kv, s.admission_blocked_state, s.admission_blocked_running_cap});
   if (most == 0) return "none";

@@ -100,6 +100,10 @@ struct EngineStats {
   // count for the KV pool too (binding_pool()).
   std::int64_t admission_blocked_kv = 0, admission_blocked_state = 0, admission_blocked_running_cap = 0;
   std::int64_t device_evicted_tokens = 0;  // KV tokens the radix cache dropped from the device
+  // Cap-sized sliding-window pool (sim/memory_plan.h swa_cap_sizing): prompt
+  // tokens whose KV was cached on the device but were recomputed because
+  // the prefix's window tail had been evicted, and the tails evicted.
+  std::int64_t swa_tail_lost_tokens = 0, swa_tails_evicted = 0;
   double token_usage() const { return kv_total ? double(kv_used) / double(kv_total) : 0.0; }
   // Prompt tokens served from the cache (device or host), over all prompt tokens.
   double cache_hit_rate() const {
@@ -109,7 +113,11 @@ struct EngineStats {
 
 // The pool that binds first: "kv", "state" or "running_cap" (the one that
 // stopped admission most often, retractions counted for "kv"), or "none"
-// when admission never waited on a pool.
+// when admission never waited on a pool. "swa_tails" comes first when a
+// cap-sized sliding-window pool's evicted tails cost more than 5 % of the
+// prompt tokens their cached KV could have served: the pool then binds
+// reuse, not admission.
+
 const char* binding_pool(const EngineStats& s);
 
 // What a scheduler iteration may run: a DP-attention group decides it for
@@ -218,6 +226,9 @@ class Engine {
   std::vector<TokenEvent> pending_errors_;
   std::int64_t private_tokens_ = 0;
   std::int64_t running_slots_ = 0;
+  // Prefix reuse bounded by a count of window tails (plan_.swa_prefix_tails >= 0).
+  bool swa_tails_ = false;
+  bool take_swa_tail();
   std::int64_t clock_ = 0;  // LRU clock: one tick per step
   int prefill_deferred_left_ = 0;  // step(): iterations --prefill-decode-interval still defers
   // --scheduler-recv-interval: requests that reached the scheduler's socket

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "common/command_line.h"
 #include "common/error.h"
@@ -94,6 +95,15 @@ void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
   positive("--max-mamba-cache-size", c.max_mamba_cache_size);
   positive("--prefill-delayer-max-delay-passes", c.prefill_delayer_max_passes);
   if (command_flag_value(command, "--enable-prefill-delayer")) c.prefill_delayer = true;
+  if (const auto v = command_flag_value(command, "--swa-full-tokens-ratio")) {
+    double f = 0;
+    if (std::sscanf(v->c_str(), "%lf", &f) == 1 && f > 0 && f <= 1) c.swa_full_tokens_ratio = f;
+  }
+  // 0 is a setting of its own here (no cached tail: no prefix reuse).
+  if (const auto v = command_flag_value(command, "--swa-prefix-tails")) {
+    int n = -1;
+    if (std::sscanf(v->c_str(), "%d", &n) == 1 && n >= 0) c.swa_prefix_tails = n;
+  }
 }
 
 bool turns_on_rust_frontend(const std::string& value) { return value == "1"; }

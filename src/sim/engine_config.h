@@ -19,6 +19,12 @@ struct SpecDecodeConfig {
   int num_steps = 3;          // --speculative-num-steps
   int num_draft_tokens = 4;   // --speculative-num-draft-tokens (chain: steps + 1)
   double accept_length = 3.39;  // SGLANG_SIMULATE_ACC_LEN, bonus token included
+  // A block drafter (DSpark, --speculative-algorithm DSPARK
+  // --speculative-dspark-block-size N) drafts N tokens in one forward
+  // (num_steps 1, num_draft_tokens N + 1 with the verified root), so a round
+  // accepts up to N + 1 tokens; a chain accepts up to num_steps + 1. 0: a chain.
+  int block_size = 0;
+  int max_accepted() const { return block_size > 0 ? block_size + 1 : num_steps + 1; }
 };
 
 struct HiCacheConfig {
@@ -109,6 +115,11 @@ struct EngineConfig {
   // (0: the mamba_full_memory_ratio share of the rest, sim/memory_plan.h).
   int max_mamba_cache_size = 0;
   int mamba_running_ratio = 3;   // MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (no_buffer strategy)
+  // --swa-full-tokens-ratio as the command gives it (0: not given), and
+  // --swa-prefix-tails (-1: SGLang's default, 4 x max_running_requests).
+  // For a cap-sized sliding-window pool (sim/memory_plan.h).
+  double swa_full_tokens_ratio = 0;
+  int swa_prefix_tails = -1;
   double new_token_ratio_init = 0.7;
   double new_token_ratio_min = 0.1;
   double new_token_ratio_decay = 0.001;  // per decode step while nothing is retracted
@@ -124,7 +135,8 @@ struct EngineConfig {
 // --chunked-prefill-size, --max-prefill-tokens, --stream-interval,
 // --scheduler-recv-interval, --max-num-batched-tokens, --page-size (vLLM:
 // --block-size), --prefill-decode-interval, --max-mamba-cache-size,
-// --enable-prefill-delayer and --prefill-delayer-max-delay-passes. A flag
+// --enable-prefill-delayer and --prefill-delayer-max-delay-passes,
+// --swa-full-tokens-ratio and --swa-prefix-tails (0 allowed). A flag
 // the command does not pass, or passes without a positive integer (a
 // launcher's unexpanded "$CONC"), leaves its field as it was. One reader
 // for the recipes' generated servers and the validation sets' published

@@ -44,8 +44,22 @@ bool dsa_fp8_scaled_latent(const EngineConfig& cfg, const HardwareSpec& hw) {
   return true;
 }
 
+bool swa_cap_sizing(const ModelSpec& m, const EngineConfig& cfg) {
+  return m.attention.kind == AttentionLayout::Kind::compressed && m.attention.swa_cap_sizing &&
+         cfg.scheduler == SchedulerKind::sglang && cfg.swa_full_tokens_ratio <= 0 && cfg.max_running_requests > 0 &&
+         cfg.chunked_prefill_size > 0;
+}
+
 ModelSpec served_model(ModelSpec m, const EngineConfig& cfg, const HardwareSpec& hw) {
   if (cfg.kv_cache_dtype_bytes > 0) m.kv_dtype_bytes = cfg.kv_cache_dtype_bytes;
+  // The raw-window pool: by the command's ratio, or cap-sized (a fixed pool
+  // the plan reserves, so no per-token share).
+  if (m.attention.kind == AttentionLayout::Kind::compressed) {
+    if (swa_cap_sizing(m, cfg))
+      m.attention.swa_full_tokens_ratio = 0;
+    else if (cfg.swa_full_tokens_ratio > 0)
+      m.attention.swa_full_tokens_ratio = cfg.swa_full_tokens_ratio;
+  }
   // vLLM on gfx942 finds no MX kernel for an MX checkpoint (its MXFP8 MoE
   // oracle falls through to EMULATION, and the MX linear kernels require
   // gfx95x) and, by default (VLLM_MXFP8_EMULATION_DEQUANT_AT_LOAD), turns
@@ -168,9 +182,10 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
   }
   const double per_token = p.kv_bytes_per_token_rank + p.draft_kv_bytes_per_token_rank;
   if (at.kind == AttentionLayout::Kind::compressed) {
-    d.push_back(fmt("(raw windows: %.0f layers x %.0f rows x %.0f B = %.1f MiB per request per rank, in the pool "
-                    "above)",
-                    m.layers_full, at.window, at.entry_bytes, m.window_kv_bytes_per_request_rank(tp) / MiB));
+    if (!swa_cap_sizing(as_specified, cfg))
+      d.push_back(fmt("(raw windows: %.0f layers x %.0f rows x %.0f B = %.1f MiB per request per rank, in the pool "
+                      "above)",
+                      m.layers_full, at.window, at.entry_bytes, m.window_kv_bytes_per_request_rank(tp) / MiB));
     // SGLang DSV4PoolConfigurator.calculate_pool_sizes: the HCA compressor
     // states are a fixed pool for max_running_requests slots, taken from the
     // budget first; without --max-running-requests SGLang sizes it for
@@ -184,6 +199,31 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
     }
     p.compress_state_bytes = m.compress_state_pool_bytes_rank(requests);
     kv_budget -= p.compress_state_bytes;
+    if (swa_cap_sizing(as_specified, cfg)) {
+      const std::int64_t page = std::max(1, cfg.page_size), window = at.window, running = cfg.max_running_requests;
+      const std::int64_t D = spec ? cfg.spec.num_draft_tokens : 1;
+      const std::int64_t decode_alloc = spec ? 2 * std::max<std::int64_t>(cfg.spec.num_steps, D) : page;
+      const std::int64_t per_request = window + 128 * D + page + decode_alloc;
+      const std::int64_t cap = per_request * running + 2 * std::int64_t(cfg.chunked_prefill_size) + page;
+      p.swa_prefix_tails = cfg.swa_prefix_tails >= 0 ? cfg.swa_prefix_tails : 4 * running;
+      const std::int64_t slots = cap + p.swa_prefix_tails * (window + page);
+      p.swa_slots = (slots + page - 1) / page * page;
+      // A slot is a raw row in every layer, with the CSA compressor states
+      // that ride on raw-window pages.
+      const double slot_bytes = at.entry_bytes * static_cast<double>(m.layers_full) +
+                                static_cast<double>(at.csa_state_ring) / at.window * 2.0 * 2 *
+                                    (m.head_dim + at.index_dim) * 4 * at.csa_owning_layers();
+      p.swa_bytes = static_cast<double>(p.swa_slots) * slot_bytes;
+      kv_budget -= p.swa_bytes;
+      d.push_back("raw-window pool, cap-sized (no --swa-full-tokens-ratio): " + std::to_string(running) +
+                  " running x (" + std::to_string(window) + " window + 128 x " + std::to_string(D) + " draft + " +
+                  std::to_string(page) + " page + " + std::to_string(decode_alloc) + " decode) + 2 x " +
+                  std::to_string(cfg.chunked_prefill_size) + " chunk + " + std::to_string(page) + " + " +
+                  std::to_string(p.swa_prefix_tails) + " prefix tails" +
+                  (cfg.swa_prefix_tails >= 0 ? " (--swa-prefix-tails)" : " (4 x max_running)") + " x (" +
+                  std::to_string(window) + " + " + std::to_string(page) + ") = " + std::to_string(p.swa_slots) +
+                  fmt(" slots x %.0f B = %.2f GiB", slot_bytes, p.swa_bytes / GiB));
+    }
     d.push_back("HCA compressor states for " + std::to_string(requests) +
                 (cfg.max_running_requests > 0 ? " requests" : " requests (SGLang's estimate, max_running unset)") +
                 fmt(" + 1: %.0f rows each of %.0f B x %.0f HCA layers = %.2f GiB", at.hca_state_ring,

@@ -15,6 +15,10 @@
 //     (raw-window pool at swa_full_tokens_ratio, CSA/HCA rows, indexer keys,
 //     CSA compressor states), and the HCA compressor states for
 //     max_running_requests are taken from the budget first
+//   compressed attention with a cap-sized raw-window pool (swa_cap_sizing below):
+//     the raw windows leave the per-token bytes and become a fixed pool of
+//     SWA slots = the request cap + swa_prefix_tails x (window + page), each
+//     slot a row in every layer, taken from the budget first
 //   host (per rank, per pool): KV tokens = floor(H x 1e9 / KV bytes per token), Mamba
 //     slots = floor(H x 1e9 / state); with H = 0, device tokens x hicache_ratio.
 #pragma once
@@ -39,6 +43,12 @@ struct MemoryPlan {
   std::int64_t intermediate_state_requests = 0;
   double intermediate_bytes = 0;
   double compress_state_bytes = 0;          // compressed attention: fixed pool of HCA compressor states
+  // Cap-sized raw-window pool (swa_cap_sizing): its slots and bytes, and how
+  // many cached prefix tails it keeps (-1: the pool is not cap-sized and
+  // does not limit prefix reuse).
+  std::int64_t swa_slots = 0;
+  double swa_bytes = 0;
+  std::int64_t swa_prefix_tails = -1;
   double kv_budget_bytes = 0;
   std::int64_t kv_tokens = 0;              // device KV pool, tokens (page-aligned)
   std::int64_t max_running_requests = 0;   // after the memory caps
@@ -47,6 +57,27 @@ struct MemoryPlan {
   double host_bytes_rank = 0;              // all host pools of one rank
   std::vector<std::string> derivation;     // one line per step, for plan output and docs
 };
+
+// Whether SGLang sizes the model's raw sliding-window pool in cap mode
+// (github.com/sgl-project/sglang, python/sglang/srt/model_executor/
+// pool_configurator.py of the DeepSeek-V4.1 branch, merged as pull request
+// 38798: DSV4PoolConfigurator._resolve_swa_cap_tokens). The model's
+// overrides leave --swa-full-tokens-ratio unset for DeepSeek-V4.1 (the
+// spec's swa_cap_sizing), and the configurator then reserves
+//   slots = ceil_page(max_running x (window + 128 x D + page + decode_alloc)
+//                     + 2 x chunked_prefill_size + page
+//                     + swa_prefix_tails x (window + page))
+// where 128 is SGLANG_SWA_EVICTION_INTERVAL's default, D the verified draft
+// tokens (1 without speculation), decode_alloc 2 x max(steps, D) with
+// speculation (the overlap scheduler) and a page without, and
+// swa_prefix_tails --swa-prefix-tails or 4 x max_running_requests. It needs
+// a running cap and a chunk size; an explicit --swa-full-tokens-ratio
+// sizes the pool by ratio instead. A cached prefix is reusable only while
+// its last window still holds slots, so the tails bound prefix reuse
+// (sim/radix_cache.h): InferenceX pull requests 3346 and 3347 found
+// DeepSeek-V4.1-Flash losing its AgentX prefix hits to this bound "while
+// full-context KV remained available".
+bool swa_cap_sizing(const ModelSpec& m, const EngineConfig& cfg);
 
 // Throws UserError when the model does not fit (weights above the budget,
 // no room for KV).

@@ -201,7 +201,7 @@ PredictResult predict(Engine& engine, const PredictConfig& cfg) {
 }
 
 nlohmann::ordered_json prediction_json(const EngineStats& e, const MemoryPlan& plan, double virtual_s, double cpu_s) {
-  return {{"virtual_seconds", virtual_s},
+  nlohmann::ordered_json j = {{"virtual_seconds", virtual_s},
           {"cpu_seconds", cpu_s},
           {"speedup", cpu_s > 0 ? virtual_s / cpu_s : 0.0},
           {"kv_tokens", plan.kv_tokens},
@@ -217,6 +217,12 @@ nlohmann::ordered_json prediction_json(const EngineStats& e, const MemoryPlan& p
           {"device_evicted_tokens", e.device_evicted_tokens},
           {"device_eviction_tokens_per_s",
            virtual_s > 0 ? static_cast<double>(e.device_evicted_tokens) / virtual_s : 0.0}};
+  // A cap-sized sliding-window pool: the tails it keeps and what their loss cost.
+  if (plan.swa_prefix_tails >= 0)
+    j["swa_tails"] = {{"kept", plan.swa_prefix_tails},
+                      {"evicted", e.swa_tails_evicted},
+                      {"lost_prompt_tokens", e.swa_tail_lost_tokens}};
+  return j;
 }
 
 nlohmann::ordered_json per_engine_json(const std::vector<EngineStats>& engines) {

@@ -24,7 +24,7 @@ void RadixCache::touch(RadixNode* n) {
   ++n->version;
   const HeapEntry e{n->last_access, n->depth_end, n->id, n->version};
   device_heap_.push(e);
-  state_heap_.push(e);
+  state_heap_.push(state_entry(n));
   host_heap_.push(e);
   if (device_heap_.size() > 8 * by_id_.size() + 4096) compact_heaps();
 }
@@ -42,9 +42,13 @@ void RadixCache::compact_heaps() {
   for (auto& [id, n] : by_id_) {
     const HeapEntry e{n->last_access, n->depth_end, n->id, n->version};
     device_heap_.push(e);
-    state_heap_.push(e);
+    state_heap_.push(state_entry(n));
     host_heap_.push(e);
   }
+}
+
+RadixCache::HeapEntry RadixCache::state_entry(const RadixNode* n) const {
+  return {lock_ends_only_ ? n->state_access : n->last_access, n->depth_end, n->id, n->version};
 }
 
 std::uint64_t RadixCache::page_hash(std::span<const Token> t) const {
@@ -155,6 +159,12 @@ PrefixMatch RadixCache::match(std::span<const Token> tokens, std::int64_t now) {
     }
   }
   m.matched = static_cast<std::int64_t>(pos);
+  // Window tails are refreshed where the hit ends, not along the path
+  // (SGLang's reset_node_and_window_ancestors_mru), so older tails age out.
+  if (lock_ends_only_ && m.device_node != root_.get()) {
+    m.device_node->state_access = now;
+    touch(m.device_node);
+  }
   if (!hybrid_) {
     m.device_usable = device_end;
     m.device_node = device_end_node;
@@ -257,10 +267,15 @@ RadixCache::InsertResult RadixCache::insert(std::span<const Token> tokens, std::
     set_state_device(node, true);
     r.new_state = true;
   }
+  if (lock_ends_only_ && node != root_.get()) {
+    node->state_access = now;
+    touch(node);
+  }
   return r;
 }
 
 void RadixCache::lock(RadixNode* node) {
+  ++node->end_lock;
   for (RadixNode* n = node; n && n != root_.get(); n = n->parent) {
     if (n->lock++ == 0) {
       if (n->device) c_.locked_device_tokens += static_cast<std::int64_t>(n->key.size());
@@ -270,6 +285,7 @@ void RadixCache::lock(RadixNode* node) {
 }
 
 void RadixCache::unlock(RadixNode* node) {
+  --node->end_lock;
   for (RadixNode* n = node; n && n != root_.get(); n = n->parent) {
     if (--n->lock == 0) {
       if (n->device) c_.locked_device_tokens -= static_cast<std::int64_t>(n->key.size());
@@ -339,7 +355,7 @@ std::int64_t RadixCache::evict_device_states(std::int64_t states) {
     const HeapEntry e = state_heap_.top();
     state_heap_.pop();
     RadixNode* n = live(e);
-    if (!n || !n->state_device || n->lock > 0) continue;
+    if (!n || !n->state_device || (lock_ends_only_ ? n->end_lock : n->lock) > 0) continue;
     set_state_device(n, false);  // a tombstone: the KV stays
     ++freed;
   }

@@ -8,6 +8,11 @@
 //  - hybrid models (linear-attention layers): a node can hold a state
 //    checkpoint for the position at its end, and a prefix hit is only usable
 //    up to the deepest matched node with a checkpoint;
+//  - sliding-window tails (DeepSeek-V4.1 under SGLang's cap-sized SWA pool):
+//    the same rule, with the checkpoint standing for the live sliding window
+//    an insert leaves at its end; a running request pins only the window
+//    where its own path ends, so the older tails above it stay evictable
+//    (protect_lock_ends_only()).
 //  - hierarchical cache (HiCache): nodes can be backed up to a host pool.
 //    A node is written to host when its hit count reaches the policy's
 //    threshold (write_through 1, write_through_selective 2); on device
@@ -37,8 +42,10 @@ struct RadixNode {
   bool host = false;
   bool state_device = false;
   bool state_host = false;
-  int lock = 0;
+  int lock = 0;      // requests whose locked path passes through or ends here
+  int end_lock = 0;  // requests whose locked path ends here
   std::int64_t last_access = 0;
+  std::int64_t state_access = 0;  // with protect_lock_ends_only(): when its tail was last used
   int hit_count = 0;
   std::int64_t depth_end = 0;  // tokens from the root to this node's end
   std::uint64_t id = 0;
@@ -92,6 +99,10 @@ class RadixCache {
 
   void lock(RadixNode* node);
   void unlock(RadixNode* node);
+  // State checkpoints are then evictable unless a lock ends at their node
+  // (SGLang's SWA lock covers one window, not the whole path), and their
+  // LRU order counts only the uses that end at them. Call before use.
+  void protect_lock_ends_only() { lock_ends_only_ = true; }
 
   // Frees at least `tokens` device KV tokens from unlocked leaves, LRU
   // first; returns the tokens freed.
@@ -134,6 +145,7 @@ class RadixCache {
     }
   };
   using Heap = std::priority_queue<HeapEntry, std::vector<HeapEntry>, LaterFirst>;
+  HeapEntry state_entry(const RadixNode* n) const;  // ordered by state_access with lock_ends_only_
   void touch(RadixNode* n);  // re-queues n in every heap with a new version
   RadixNode* live(const HeapEntry& e) const;
   void compact_heaps();
@@ -143,6 +155,7 @@ class RadixCache {
 
   int page_;
   bool hybrid_;
+  bool lock_ends_only_ = false;
   std::int64_t host_capacity_, host_state_capacity_;
   WritePolicy policy_;
   int write_threshold_;

@@ -379,7 +379,8 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
     } else if (kind == "compressed") {
       at.reject_unknown_keys({"kind", "window", "entry_bytes", "csa_layers", "csa_ratio", "csa_topk", "indexer_bytes",
                               "hca_layers", "hca_ratio", "swa_full_tokens_ratio", "csa_state_ring", "hca_state_ring",
-                              "index_heads", "index_dim", "csa_cache_layers", "csa_index_layers"});
+                              "index_heads", "index_dim", "csa_cache_layers", "csa_index_layers",
+                              "swa_cap_sizing"});
       a.kind = AttentionLayout::Kind::compressed;
       const auto small = JsonRange::between(1, 1 << 20);
       a.window = at.integer("window", small);
@@ -394,6 +395,7 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
         at.fail("hca_layers", "with csa_layers must be at most layers_full_attention (" +
                                   std::to_string(m.layers_full) + ")");
       a.swa_full_tokens_ratio = at.number("swa_full_tokens_ratio", JsonRange::fraction());
+      a.swa_cap_sizing = at.boolean_or("swa_cap_sizing", false);
       a.csa_state_ring = at.integer("csa_state_ring", JsonRange::between(0, 1 << 20));
       a.hca_state_ring = at.integer("hca_state_ring", small);
       // Shared caches, counted at csa_ratio (a ratio-1 layer at csa_ratio 2 counts 2).

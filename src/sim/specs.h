@@ -48,6 +48,11 @@ struct AttentionLayout {
   int indexer_bytes = 0;  // one CSA indexer key row, with its scale
   int hca_layers = 0, hca_ratio = 0;
   double swa_full_tokens_ratio = 0;  // SGLang --swa-full-tokens-ratio: raw-window pool / full tokens
+  // SGLang sizes this model's raw-window pool by its request cap and a count
+  // of cached prefix tails (cap mode) unless --swa-full-tokens-ratio is
+  // given (sim/memory_plan.h, swa_cap_sizing()); swa_full_tokens_ratio is
+  // then only its fallback.
+  bool swa_cap_sizing = false;
   int csa_state_ring = 0, hca_state_ring = 0;  // compressor state rows (SGLang get_compress_state_ring_size)
   // Caches shared across layers (DeepSeek-V4.1: kv_source_layer_ids,
   // index_source_layer_ids): of the CSA layers, how many own a compressed

@@ -65,6 +65,7 @@ struct AgentxSeries {
   bool mtp = false;
   double acceptance_length = 1;
   int num_steps = 3, num_draft_tokens = 4;
+  int block_size = 0;  // method dspark: tokens one draft forward proposes (0: a chain)
   int kv_dtype_bytes = 0;  // 0: the spec's
   double mem_fraction_static = 0.80;  // the field, else the launcher flags' --mem-fraction-static, else 0.80
   // The scheduling and memory flags the entry's launcher passes to the

@@ -211,6 +211,14 @@ TEST(Cli, SimPlanAndPredictReportClearErrors) {
                        "--speculative-num-draft-tokens 2");
   EXPECT_EQ(draft.code, 2);
   EXPECT_NE(draft.output.find("--speculative-num-draft-tokens"), std::string::npos) << draft.output;
+  auto over = run_cli("sim predict -c 1 --speculative-algorithm NEXTN --speculative-num-steps 1 "
+                      "--speculative-num-draft-tokens 2 --speculative-accept-length 3.5");
+  EXPECT_EQ(over.code, 2);
+  EXPECT_NE(over.output.find("--speculative-accept-length 3.5 is more than a round can accept (2"), std::string::npos)
+      << over.output;
+  auto block = run_cli("sim predict -c 1 --speculative-algorithm DSPARK");
+  EXPECT_EQ(block.code, 2);
+  EXPECT_NE(block.output.find("DSPARK needs --speculative-dspark-block-size"), std::string::npos) << block.output;
   auto lockstep = run_cli("sim predict --traces synth:cc-weka-256k -c 4 --dp-attention");
   EXPECT_EQ(lockstep.code, 2);
   EXPECT_NE(lockstep.output.find("--dp-attention needs --dp N (N >= 2 ranks)"), std::string::npos) << lockstep.output;

@@ -440,3 +440,73 @@ TEST(Engine, ATransferredRequestWaitsForRoomForItsPromptAndTheReservedDecodeToke
   roomy.submit(small);
   EXPECT_EQ(roomy.step().events.size(), 2u);
 }
+
+// DSpark drafts a block of 5 tokens in one forward: a round accepts up to 6,
+// so a golden acceptance length of 3.51 is drawn as 3 or 4, not cut to the
+// 2 a one-step chain could accept.
+TEST(Engine, ABlockDrafterAcceptsPastItsSingleDraftForward) {
+  auto c = dense_config();
+  c.tp = 4;
+  c.spec.enabled = true;
+  c.spec.num_steps = 1;
+  c.spec.block_size = 5;
+  c.spec.num_draft_tokens = 6;
+  c.spec.accept_length = 3.51;
+  Engine e(load_model_spec("deepseek-v4.1-flash-fp4"), load_hardware_spec("b200"), c);
+  double sum = 0;
+  for (int i = 0; i < 20000; ++i) sum += e.draw_accept_length();
+  EXPECT_NEAR(sum / 20000, 3.51, 0.02);
+  c.spec.block_size = 0;  // a one-step chain
+  Engine chain(load_model_spec("deepseek-v4.1-flash-fp4"), load_hardware_spec("b200"), c);
+  for (int i = 0; i < 100; ++i) EXPECT_LE(chain.draw_accept_length(), 2);
+}
+
+// DeepSeek-V4.1 under SGLang with --max-running-requests and no
+// --swa-full-tokens-ratio keeps a bounded count of window tails: a
+// conversation whose tail another conversation's inserts evicted is
+// recomputed although its KV is still cached; with room for the tails it is
+// served from the cache.
+TEST(Engine, EvictedWindowTailsCostTheReuseOfCachedPrefixes) {
+  auto run = [](int tails) {
+    auto c = dense_config();
+    c.tp = 4;
+    c.max_running_requests = 2;
+    c.swa_prefix_tails = tails;
+    Engine e(load_model_spec("deepseek-v4.1-flash-fp4"), load_hardware_spec("b200"), c);
+    auto a = tokens(1, 1000);
+    e.submit({1, a, 4});
+    run_until_done(e, 1);
+    e.submit({2, tokens(200000, 1000), 4});  // another conversation
+    run_until_done(e, 2);
+    auto a2 = std::make_shared<std::vector<Token>>(*a);
+    for (int i = 0; i < 300; ++i) a2->push_back(50000 + i);
+    e.submit({3, a2, 4});
+    const auto cached = run_until_done(e, 3).front().cached_tokens;
+    return std::make_pair(cached, e.stats());
+  };
+  const auto [scarce, scarce_stats] = run(1);
+  EXPECT_EQ(scarce, 0);
+  EXPECT_EQ(scarce_stats.swa_tail_lost_tokens, 1000);
+  EXPECT_GE(scarce_stats.swa_tails_evicted, 1);
+  EXPECT_GT(scarce_stats.kv_evictable, 1000);  // the full KV stayed cached
+  EXPECT_STREQ(binding_pool(scarce_stats), "swa_tails");
+  const auto [ample, ample_stats] = run(8);
+  EXPECT_EQ(ample, 1000);
+  EXPECT_EQ(ample_stats.swa_tail_lost_tokens, 0);
+}
+
+// Chunked prefill leaves a tail at every chunk boundary (SGLang's
+// cache_unfinished_req): a 10,000-token prompt in 4,096-token chunks takes
+// three, two at its boundaries and one at its end, and its finish one more.
+TEST(Engine, EveryChunkBoundaryTakesAWindowTail) {
+  auto c = dense_config();
+  c.tp = 4;
+  c.max_running_requests = 2;
+  c.chunked_prefill_size = 4096;
+  c.max_prefill_tokens = 4096;
+  c.swa_prefix_tails = 100;
+  Engine e(load_model_spec("deepseek-v4.1-flash-fp4"), load_hardware_spec("b200"), c);
+  e.submit({1, tokens(1, 10000), 4});
+  run_until_done(e, 1);
+  EXPECT_EQ(e.cache().counters().device_states, 4);
+}

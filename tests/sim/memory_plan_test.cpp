@@ -428,3 +428,57 @@ TEST(MemoryPlan, PublishedPoolsFileErrorsNameTheField) {
   EXPECT_EQ(error_of(R"("dsa_backend": "trtllm")"), "");
   std::filesystem::remove_all(dir);
 }
+
+// DeepSeek-V4.1 leaves --swa-full-tokens-ratio unset, so SGLang sizes the
+// raw-window pool from the request cap and a count of prefix tails. InferenceX
+// pull request 3347 (GB200 TP4, DSpark block 5, --max-running-requests 32,
+// --chunked-prefill-size 4096, --swa-prefix-tails 1024, SGLang's DSV4 page
+// of 256) published the pool it measured: 439,040 SWA slots.
+TEST(MemoryPlan, ACapSizedSlidingWindowPoolHoldsThePublishedSlots) {
+  const auto m = load_model_spec("deepseek-v4.1-flash-fp4");
+  const auto h = load_hardware_spec("gb200");
+  EngineConfig c;
+  c.tp = 4;
+  c.mem_fraction_static = 0.70;
+  c.max_running_requests = 32;
+  c.chunked_prefill_size = 4096;
+  c.page_size = 256;
+  c.spec.enabled = true;
+  c.spec.num_steps = 1;
+  c.spec.block_size = 5;
+  c.spec.num_draft_tokens = 6;
+  c.swa_prefix_tails = 1024;
+  const auto p = plan_memory(m, h, c);
+  EXPECT_EQ(p.swa_slots, 439040);
+  EXPECT_EQ(p.swa_prefix_tails, 1024);
+  EXPECT_DOUBLE_EQ(p.swa_bytes, 439040.0 * 584 * 40);
+  // The raw windows left the per-token bytes: 5 owners' rows and keys at ratio 2.
+  EXPECT_DOUBLE_EQ(p.kv_bytes_per_token_rank, (584.0 + 132) / 2 * 5);
+  // Without --swa-prefix-tails: 4 x max_running tails.
+  c.swa_prefix_tails = -1;
+  EXPECT_EQ(plan_memory(m, h, c).swa_prefix_tails, 128);
+  // An explicit ratio sizes the pool by ratio, with no tail bound; so does vLLM.
+  c.swa_full_tokens_ratio = 0.1;
+  const auto ratio = plan_memory(m, h, c);
+  EXPECT_EQ(ratio.swa_prefix_tails, -1);
+  EXPECT_EQ(ratio.swa_slots, 0);
+  EXPECT_DOUBLE_EQ(ratio.kv_bytes_per_token_rank, 0.1 * 584 * 40 + (584.0 + 132) / 2 * 5);
+  c.swa_full_tokens_ratio = 0;
+  c.scheduler = SchedulerKind::vllm;
+  EXPECT_EQ(plan_memory(m, h, c).swa_prefix_tails, -1);
+  // DeepSeek-V4 (the Pro spec) is sized by ratio whatever the flags.
+  c.scheduler = SchedulerKind::sglang;
+  c.tp = 8;
+  c.max_running_requests = 64;
+  EXPECT_EQ(plan_memory(load_model_spec("deepseek-v4-pro-fp4"), load_hardware_spec("b200"), c).swa_prefix_tails, -1);
+}
+
+TEST(EngineConfig, SwaFlagsAreRead) {
+  EngineConfig c;
+  apply_scheduling_flags("--swa-prefix-tails 0 --swa-full-tokens-ratio 0.25", c);
+  EXPECT_EQ(c.swa_prefix_tails, 0);
+  EXPECT_DOUBLE_EQ(c.swa_full_tokens_ratio, 0.25);
+  EngineConfig d;
+  apply_scheduling_flags("--swa-prefix-tails $TAILS", d);
+  EXPECT_EQ(d.swa_prefix_tails, -1);
+}

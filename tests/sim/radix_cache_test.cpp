@@ -134,3 +134,27 @@ TEST(RadixCache, HybridHitsStopAtTheDeepestStateCheckpoint) {
   EXPECT_EQ(c.counters().device_tokens, 300);
   EXPECT_EQ(c.match(p2, 4).device_usable, 0);
 }
+
+// SGLang's SWA lock pins the window where a request's path ends, not the
+// tails of earlier chunks above it (swa_component.py's window-bounded lock).
+TEST(RadixCache, WithLockEndsOnlyAnAncestorsTailIsEvictableButTheLockedEndIsNot) {
+  RadixCache c(1, true, 0, 0, WritePolicy::write_through, 100, 0);
+  c.protect_lock_ends_only();
+  const auto chunk1 = seq(1, 100);
+  const auto chunk2 = concat(chunk1, seq(500, 100));
+  c.insert(chunk1, 100, true, 1);                     // the first chunk's tail
+  auto end = c.insert(chunk2, 200, true, 2).node;     // the second's
+  c.lock(end);
+  EXPECT_EQ(c.evict_device_states(2), 1);             // only the ancestor's tail goes
+  EXPECT_EQ(c.match(chunk2, 3).device_usable, 200);   // the locked end still serves
+  EXPECT_EQ(c.match(chunk1, 4).device_usable, 0);     // the first chunk's end does not
+  c.unlock(end);
+  EXPECT_EQ(c.evict_device_states(1), 1);
+  EXPECT_EQ(c.counters().device_tokens, 200);         // tombstones: the KV stays
+  // Without the option a locked path keeps every tail on it.
+  RadixCache whole(1, true, 0, 0, WritePolicy::write_through, 100, 0);
+  whole.insert(chunk1, 100, true, 1);
+  auto end2 = whole.insert(chunk2, 200, true, 2).node;
+  whole.lock(end2);
+  EXPECT_EQ(whole.evict_device_states(2), 0);
+}
