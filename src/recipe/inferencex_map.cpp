@@ -138,6 +138,42 @@ double launcher_memory_fraction(const std::string& framework, const std::string&
   return 0.80;
 }
 
+// The agentic launchers under benchmarks/single_node/agentic/ at
+// 843c6254ff69 pin InferenceX's golden acceptance lengths
+// (golden_al_distribution/*.yaml, the thinking-on curve of SPEED-Bench's
+// coding split, one value per draft length):
+//  - qwen3.5_*_mtp.sh: NEXTN, 3 steps, 3.39 (qwen3.5_mtp.yaml);
+//  - dsv4_fp4_*_{sglang,vllm,atom}_mtp.sh: 3 tokens, 2.49 (dsv4_mtp.yaml);
+//  - glm5.2_fp4_{b200,b300}_sglang_mtp.sh, glm5.2_fp8_mi325x_mtp.sh,
+//    glm5.2_fp4_mi355x_atom_mtp.sh: 3 tokens, 2.99; glm5.2_fp4_mi355x_sglang_mtp.sh:
+//    5 steps, 3.61 (glm5.2_mtp.yaml);
+//  - minimaxm3_*_mtp.sh (EAGLE3 with the GQA draft head, and the TensorRT-LLM
+//    launchers' max_draft_len 3): 3 tokens, 2.78 (minimaxm3_eagle3_gqa.yaml);
+//  - kimik3_fp4_b300_vllm_mtp.sh: DSpark, 7 tokens at 3.84 up to conc 8, 3 at
+//    3.00 up to 16, none above; kimik3_fp4_mi355x_mtp.sh: DSpark, 2 at 2.51;
+//    kimik3_fp4_mi355x_atom_mtp.sh: 6 at 3.75 at conc 1, else 2 at 2.51.
+// After that revision: DeepSeek-V4.1-Flash's launchers run DSpark blocks of
+// 5 at 3.51 (InferenceX pull requests 3176 and 3241, dsv41flash_dspark.yaml),
+// Qwen3.8-Flash-Next's NEXTN 3 steps at 2.32 (pull request 2756's launcher,
+// qwen3.8next_mtp.yaml).
+std::optional<LauncherSpeculation> launcher_speculation(const std::string& framework, const std::string& model_prefix,
+                                                        const std::string& hardware, int conc) {
+  auto starts = [&](const char* p) { return model_prefix.rfind(p, 0) == 0; };
+  auto chain = [](int n, double al) { return LauncherSpeculation{n, false, al}; };
+  auto block = [](int n, double al) { return LauncherSpeculation{n, true, al}; };
+  if (starts("dsv41")) return block(5, 3.51);
+  if (starts("dsv4")) return chain(3, 2.49);
+  if (starts("qwen3.8")) return chain(3, 2.32);
+  if (starts("qwen3.5")) return chain(3, 3.39);
+  if (starts("glm5.2")) return hardware == "mi355x" && framework == "sglang" ? chain(5, 3.61) : chain(3, 2.99);
+  if (starts("minimaxm3")) return chain(3, 2.78);
+  if (starts("kimik3")) {
+    if (hardware == "b300") return conc <= 8 ? block(7, 3.84) : conc <= 16 ? block(3, 3.00) : block(0, 0);
+    if (hardware == "mi355x") return framework == "atom" && conc == 1 ? block(6, 3.75) : block(2, 2.51);
+  }
+  return std::nullopt;
+}
+
 std::optional<TrtllmSettings> launcher_trtllm_settings(const std::string& model_prefix, const std::string& hardware,
                                                        int tp, int conc) {
   // MiniMax-M3 NVFP4 with EAGLE3 on B200 and B300

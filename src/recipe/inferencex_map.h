@@ -62,6 +62,22 @@ double launcher_memory_fraction(const std::string& framework, const std::string&
 std::optional<TrtllmSettings> launcher_trtllm_settings(const std::string& model_prefix, const std::string& hardware,
                                                        int tp, int conc);
 
+// The speculative decoding a single-node InferenceX agentic launcher runs
+// for an MTP entry: the draft length (a chain's steps, or a block drafter's
+// block: DSpark) and the golden acceptance length it pins
+// (SGLANG_SIMULATE_ACC_LEN, vLLM's synthetic_acceptance_length, ATOM's
+// --spec-decode-acceptance-length), for its model prefix on its GPU (the sim
+// spec's name) at concurrency `conc`; draft_tokens 0 where the launcher
+// serves that point without a draft; nullopt where the table has no row
+// (launchers and values in inferencex_map.cpp).
+struct LauncherSpeculation {
+  int draft_tokens = 3;
+  bool block = false;  // a block drafter: one forward drafts draft_tokens
+  double accept_length = 0;
+};
+std::optional<LauncherSpeculation> launcher_speculation(const std::string& framework, const std::string& model_prefix,
+                                                        const std::string& hardware, int conc);
+
 // The host KV offload a single-node vLLM launcher sets up for its DRAM arm
 // (`backend`: the entry's kv-offload-backend): the host bytes each rank's
 // connector gets, whether it stores a block only when the GPU evicts it

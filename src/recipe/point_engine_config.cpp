@@ -185,6 +185,24 @@ void apply_trtllm(PointEngine& pe, double weights, double usable) {
   }
 }
 
+// A launcher's speculation (inferencex_map.h) on a rank's config.
+void apply_launcher_speculation(PointEngine& pe, const LauncherSpeculation& ls) {
+  auto& spec = pe.config.spec;
+  if (ls.draft_tokens == 0) {
+    spec.enabled = false;
+    pe.sizing.push_back("speculation: the launcher serves this concurrency without a draft");
+    return;
+  }
+  spec.num_steps = ls.block ? 1 : ls.draft_tokens;
+  spec.block_size = ls.block ? ls.draft_tokens : 0;
+  spec.num_draft_tokens = ls.draft_tokens + 1;
+  spec.accept_length = ls.accept_length;
+  pe.sizing.push_back(fmt(ls.block ? "speculation as the launcher runs it: a block of %.0f drafted in one forward, "
+                                     "acceptance length %.2f"
+                                   : "speculation as the launcher runs it: %.0f draft steps, acceptance length %.2f",
+                          ls.draft_tokens, ls.accept_length));
+}
+
 }  // namespace
 
 std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, const sim::EngineCosts& costs,
@@ -198,6 +216,11 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
     if (const auto it = r.server_env.find(sim::kRustFrontendEnv);
         it != r.server_env.end() && sim::turns_on_rust_frontend(it->second))
       sim::use_rust_frontend(pe.config);
+    // The launcher's draft length and golden acceptance length, in place of
+    // the generic 3 steps at 3.39.
+    if (pe.config.spec.enabled)
+      if (const auto ls = launcher_speculation(r.framework, r.model_prefix, r.sim_hardware_spec, p.conc))
+        apply_launcher_speculation(pe, *ls);
     // A single-node entry with no generated command (an offload backend the
     // generator does not write, e.g. vLLM with LMCache) still runs its
     // framework's scheduler at its launcher's memory fraction, as the

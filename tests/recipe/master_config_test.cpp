@@ -1135,3 +1135,42 @@ TEST(MasterConfig, VllmEntriesRunTheFrontEndTheirLauncherExports) {
   const Recipe sglang = load_recipe(kNvidia + "#dsv4-fp4-b200-sglang-agentic-hicache-mtp");
   EXPECT_FALSE(sglang.server_env.count("VLLM_USE_RUST_FRONTEND"));
 }
+
+// An MTP entry drafts as its launcher does, at the golden acceptance length
+// the launcher pins (benchmarks/single_node/agentic/*_mtp.sh at 843c6254ff69;
+// InferenceX's golden_al_distribution/*.yaml), not the generic 3 steps at 3.39.
+TEST(MasterConfig, AnMtpEntryDraftsAsItsLauncherDoes) {
+  const auto glm_mi355x = launcher_speculation("sglang", "glm5.2", "mi355x", 4);
+  ASSERT_TRUE(glm_mi355x);
+  EXPECT_EQ(glm_mi355x->draft_tokens, 5);  // --speculative-num-steps 5, SGLANG_SIMULATE_ACC_LEN=3.61
+  EXPECT_DOUBLE_EQ(glm_mi355x->accept_length, 3.61);
+  EXPECT_DOUBLE_EQ(launcher_speculation("sglang", "glm5.2", "b300", 4)->accept_length, 2.99);
+  EXPECT_DOUBLE_EQ(launcher_speculation("vllm", "minimaxm3", "mi300x", 4)->accept_length, 2.78);
+  EXPECT_DOUBLE_EQ(launcher_speculation("sglang", "dsv4", "b200", 4)->accept_length, 2.49);
+  const auto dspark = launcher_speculation("sglang", "dsv41flash", "b200", 4);
+  EXPECT_TRUE(dspark->block);
+  EXPECT_EQ(dspark->draft_tokens, 5);
+  EXPECT_EQ(launcher_speculation("vllm", "kimik3", "b300", 8)->draft_tokens, 7);
+  EXPECT_EQ(launcher_speculation("vllm", "kimik3", "b300", 16)->draft_tokens, 3);
+  EXPECT_EQ(launcher_speculation("vllm", "kimik3", "b300", 24)->draft_tokens, 0);  // no draft above 16
+  EXPECT_FALSE(launcher_speculation("sglang", "gptoss", "b200", 4));
+
+  // Through the route: GLM-5.2 on MI355X runs 5 steps (6 verified) at 3.61.
+  const auto glm = engines_of_first(load_recipe(kAmd + "#glm5.2-fp4-mi355x-sglang-agentic-mtp"),
+                                    [](const ExpandedPoint& p) { return p.conc == 4; });
+  ASSERT_EQ(glm.size(), 1u);
+  EXPECT_TRUE(glm[0].config.spec.enabled);
+  EXPECT_EQ(glm[0].config.spec.num_steps, 5);
+  EXPECT_EQ(glm[0].config.spec.num_draft_tokens, 6);
+  EXPECT_DOUBLE_EQ(glm[0].config.spec.accept_length, 3.61);
+  // Kimi-K3 on B300: DSpark blocks of 7 at conc 8, no draft at conc 24.
+  const auto kimi = load_recipe(kNvidia + "#kimik3-fp4-b300-vllm-agentic-dspark");
+  const auto k8 = engines_of_first(kimi, [](const ExpandedPoint& p) { return p.conc == 8; });
+  ASSERT_EQ(k8.size(), 1u);
+  EXPECT_EQ(k8[0].config.spec.block_size, 7);
+  EXPECT_EQ(k8[0].config.spec.max_accepted(), 8);
+  EXPECT_DOUBLE_EQ(k8[0].config.spec.accept_length, 3.84);
+  const auto k24 = engines_of_first(kimi, [](const ExpandedPoint& p) { return p.conc == 24; });
+  ASSERT_EQ(k24.size(), 1u);
+  EXPECT_FALSE(k24[0].config.spec.enabled);
+}
