@@ -182,7 +182,8 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
   }
   const double per_token = p.kv_bytes_per_token_rank + p.draft_kv_bytes_per_token_rank;
   if (at.kind == AttentionLayout::Kind::compressed) {
-    if (!swa_cap_sizing(as_specified, cfg))
+    const bool cap_sized = swa_cap_sizing(as_specified, cfg);
+    if (!cap_sized)
       d.push_back(fmt("(raw windows: %.0f layers x %.0f rows x %.0f B = %.1f MiB per request per rank, in the pool "
                       "above)",
                       m.layers_full, at.window, at.entry_bytes, m.window_kv_bytes_per_request_rank(tp) / MiB));
@@ -199,7 +200,7 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
     }
     p.compress_state_bytes = m.compress_state_pool_bytes_rank(requests);
     kv_budget -= p.compress_state_bytes;
-    if (swa_cap_sizing(as_specified, cfg)) {
+    if (cap_sized) {
       const std::int64_t page = std::max(1, cfg.page_size), window = at.window, running = cfg.max_running_requests;
       const std::int64_t D = spec ? cfg.spec.num_draft_tokens : 1;
       const std::int64_t decode_alloc = spec ? 2 * std::max<std::int64_t>(cfg.spec.num_steps, D) : page;

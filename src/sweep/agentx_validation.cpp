@@ -120,7 +120,13 @@ AgentxSeries read_series(const std::string& id, const JsonReader& s) {
   if (s.has("mem_fraction_static") && flag_fraction)
     s.fail("mem_fraction_static", "is given twice: drop it or the --mem-fraction-static in launcher_flags");
   v.mem_fraction_static = s.number_or("mem_fraction_static", flag_fraction.value_or(0.80), JsonRange::fraction());
-  v.swa_full_tokens_ratio = flag_number("--swa-full-tokens-ratio", 0, 1, true, "a number in (0, 1]").value_or(0);
+  // Checked here; the engine reads it from the flags (sim::apply_scheduling_flags).
+  flag_number("--swa-full-tokens-ratio", 0, 1, true, "a number in (0, 1]");
+  if (const auto tails = recipe::command_flag_value(v.launcher_flags, "--swa-prefix-tails")) {
+    char* end = nullptr;
+    const long n = std::strtol(tails->c_str(), &end, 10);
+    if (end == tails->c_str() || *end != '\0' || n < 0) s.fail("launcher_flags", "--swa-prefix-tails must be a whole number >= 0");
+  }
   v.max_total_tokens = s.integer_or("max_total_tokens", 0, JsonRange::between(0, 1e9));
   v.context_length = s.integer_or("context_length", 0, JsonRange::between(0, 1e8));
   v.corpus = s.string("corpus");
@@ -273,8 +279,6 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   sim::ModelSpec model = sim::load_model_spec(s.model_spec);
   if (s.kv_dtype_bytes > 0) model.kv_dtype_bytes = s.kv_dtype_bytes;
   if (s.context_length > 0) model.max_context = static_cast<int>(s.context_length);
-  if (s.swa_full_tokens_ratio > 0 && model.attention.kind == sim::AttentionLayout::Kind::compressed)
-    model.attention.swa_full_tokens_ratio = s.swa_full_tokens_ratio;
   const sim::HardwareSpec hw = sim::load_hardware_spec(s.hardware);
   const sim::EngineCosts costs = o.costs ? o.costs(s.engine) : sim::load_engine_costs(s.engine);
   auto sp = series_point(s, p.concurrency);

@@ -72,9 +72,8 @@ struct AgentxSeries {
   // engine, as written in the launcher at the revision the series notes
   // cite ("--chunked-prefill-size 65536 --prefill-decode-interval 10 ..."):
   // read as a recipe's server command is (recipe/point_engine_config.h),
-  // plus --swa-full-tokens-ratio into the model's compressed layout.
+  // --swa-full-tokens-ratio and --swa-prefix-tails included.
   std::string launcher_flags;
-  double swa_full_tokens_ratio = 0;  // the flags' --swa-full-tokens-ratio (0: the spec's)
   std::int64_t max_total_tokens = 0;  // the launcher's --max-total-tokens (0: none)
   std::int64_t context_length = 0;    // the launcher's --context-length (0: the spec's max_context)
   std::string corpus;  // synth preset name

@@ -95,6 +95,15 @@ TEST(AgentxValidation, BadInputNamesTheSeriesPointAndField) {
   EXPECT_NE(twice.find("series.s1.mem_fraction_static"), std::string::npos) << twice;
   const std::string swa = error_of(set_text(R"(, "launcher_flags": "--swa-full-tokens-ratio x")"));
   EXPECT_NE(swa.find("--swa-full-tokens-ratio"), std::string::npos) << swa;
+  const std::string tails = error_of(set_text(R"(, "launcher_flags": "--swa-prefix-tails -3")"));
+  EXPECT_NE(tails.find("--swa-prefix-tails must be a whole number >= 0"), std::string::npos) << tails;
+  // A DSpark series gives its block; an acceptance length a round cannot reach is refused.
+  EXPECT_EQ(error_of(set_text(R"(, "spec": {"method": "dspark", "acceptance_length": 3.51, "block_size": 5})")), "");
+  const std::string al = error_of(set_text(R"(, "spec": {"method": "mtp", "acceptance_length": 3.51, "num_steps": 1})"));
+  EXPECT_NE(al.find("acceptance_length"), std::string::npos) << al;
+  const std::string mixed =
+      error_of(set_text(R"(, "spec": {"method": "dspark", "acceptance_length": 3, "block_size": 5, "num_steps": 1})"));
+  EXPECT_NE(mixed.find("dspark takes block_size alone"), std::string::npos) << mixed;
 }
 
 TEST(AgentxValidation, LauncherFlagsSetTheMemoryFraction) {
