@@ -141,6 +141,18 @@ void finish_sim_engine_options(SimEngineOptions& o) {
       o.cfg.scheduler != sim::SchedulerKind::vllm)
     throw UserError("--max-num-batched-tokens applies to --scheduler vllm (the sglang scheduler steps by "
                     "--chunked-prefill-size and --max-prefill-tokens): add --scheduler vllm or drop it");
+  // The raw-window flags size a DeepSeek-V4 pool; elsewhere they would be ignored.
+  if (o.cfg.swa_prefix_tails >= 0 || o.cfg.swa_full_tokens_ratio > 0) {
+    const sim::ModelSpec m = sim::load_model_spec(o.model);
+    if (m.attention.kind != sim::AttentionLayout::Kind::compressed)
+      throw UserError(std::string(o.cfg.swa_prefix_tails >= 0 ? "--swa-prefix-tails" : "--swa-full-tokens-ratio") +
+                      ": model spec " + o.model + " has no raw sliding-window pool (DeepSeek-V4 models do)");
+    if (o.cfg.swa_prefix_tails >= 0 && !m.attention.swa_cap_sizing)
+      throw UserError("--swa-prefix-tails: " + o.model +
+                      "'s raw-window pool is sized by --swa-full-tokens-ratio, not by prefix tails");
+    if (o.cfg.swa_prefix_tails >= 0 && o.cfg.scheduler != sim::SchedulerKind::sglang)
+      throw UserError("--swa-prefix-tails sizes SGLang's raw-window pool: add --scheduler sglang or drop it");
+  }
   o.cfg.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(o.kv_cache_dtype);
   o.cfg.costs = sim::load_engine_costs(o.engine_profile.empty() ? o.scheduler : o.engine_profile);
   o.cfg.spec.enabled = !o.speculative_algorithm.empty();

@@ -216,6 +216,14 @@ TEST(Cli, SimPlanAndPredictReportClearErrors) {
   EXPECT_EQ(over.code, 2);
   EXPECT_NE(over.output.find("--speculative-accept-length 3.5 is more than a round can accept (2"), std::string::npos)
       << over.output;
+  auto tails = run_cli("sim predict -c 1 --swa-prefix-tails 64");
+  EXPECT_EQ(tails.code, 2);
+  EXPECT_NE(tails.output.find("--swa-prefix-tails: model spec qwen3-8b has no raw sliding-window pool"),
+            std::string::npos) << tails.output;
+  auto ratio_sized = run_cli("sim memory --model-spec deepseek-v4-pro-fp4 --hardware b200 --tp 8 --swa-prefix-tails 64");
+  EXPECT_EQ(ratio_sized.code, 2);
+  EXPECT_NE(ratio_sized.output.find("sized by --swa-full-tokens-ratio, not by prefix tails"), std::string::npos)
+      << ratio_sized.output;
   auto block = run_cli("sim predict -c 1 --speculative-algorithm DSPARK");
   EXPECT_EQ(block.code, 2);
   EXPECT_NE(block.output.find("DSPARK needs --speculative-dspark-block-size"), std::string::npos) << block.output;
