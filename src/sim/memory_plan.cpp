@@ -114,8 +114,10 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
   p.state_bytes_per_request_rank = m.state_bytes_per_request_rank(tp);
   const auto& at = m.attention;
   if (at.kind == AttentionLayout::Kind::compressed)
-    d.push_back(fmt("KV per full token per rank = %.2f x %.0f B raw window rows x %.0f layers",
-                    at.swa_full_tokens_ratio, at.entry_bytes, m.layers_full) +
+    d.push_back((swa_cap_sizing(as_specified, cfg)
+                     ? std::string("KV per full token per rank = (raw windows cap-sized, below)")
+                     : fmt("KV per full token per rank = %.2f x %.0f B raw window rows x %.0f layers",
+                           at.swa_full_tokens_ratio, at.entry_bytes, m.layers_full)) +
                 fmt(" + (%.0f B row + %.0f B index key) / %.0f x %.0f CSA layers", at.entry_bytes, at.indexer_bytes,
                     at.csa_ratio, at.csa_owning_layers()) +
                 (at.csa_owning_layers() != at.csa_layers ? " owning a cache (the others share them)" : "") +
