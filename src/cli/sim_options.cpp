@@ -158,8 +158,7 @@ void finish_sim_engine_options(SimEngineOptions& o) {
   o.cfg.spec.enabled = !o.speculative_algorithm.empty();
   if (o.speculative_algorithm == "DSPARK") {
     if (o.cfg.spec.block_size <= 0) throw UserError("--speculative-algorithm DSPARK needs --speculative-dspark-block-size");
-    o.cfg.spec.num_steps = 1;  // one draft forward; SGLang verifies block + 1 tokens
-    o.cfg.spec.num_draft_tokens = o.cfg.spec.block_size + 1;
+    o.cfg.spec.draft_block(o.cfg.spec.block_size);  // one draft forward; SGLang verifies block + 1 tokens
   } else if (o.cfg.spec.block_size > 0) {
     throw UserError("--speculative-dspark-block-size needs --speculative-algorithm DSPARK");
   }

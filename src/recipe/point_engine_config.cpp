@@ -161,10 +161,7 @@ void apply_trtllm(PointEngine& pe, double weights, double usable) {
   if (t.kv_cache_dtype != "auto") pe.config.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(t.kv_cache_dtype);
   if (t.stream_interval > 0) pe.config.stream_interval = t.stream_interval;
   pe.config.spec.enabled = t.max_draft_len > 0;
-  if (t.max_draft_len > 0) {
-    pe.config.spec.num_steps = t.max_draft_len;
-    pe.config.spec.num_draft_tokens = t.max_draft_len + 1;
-  }
+  if (t.max_draft_len > 0) pe.config.spec.draft_chain(t.max_draft_len);
   // max_batch_size is each rank's scheduler's own (an attention-DP rank
   // runs one), so it caps a rank as it stands.
   if (t.max_batch_size > 0) {
@@ -193,9 +190,10 @@ void apply_launcher_speculation(PointEngine& pe, const LauncherSpeculation& ls) 
     pe.sizing.push_back("speculation: the launcher serves this concurrency without a draft");
     return;
   }
-  spec.num_steps = ls.block ? 1 : ls.draft_tokens;
-  spec.block_size = ls.block ? ls.draft_tokens : 0;
-  spec.num_draft_tokens = ls.draft_tokens + 1;
+  if (ls.block)
+    spec.draft_block(ls.draft_tokens);
+  else
+    spec.draft_chain(ls.draft_tokens);
   spec.accept_length = ls.accept_length;
   pe.sizing.push_back(fmt(ls.block ? "speculation as the launcher runs it: a block of %.0f drafted in one forward, "
                                      "acceptance length %.2f"

@@ -25,6 +25,17 @@ struct SpecDecodeConfig {
   // accepts up to N + 1 tokens; a chain accepts up to num_steps + 1. 0: a chain.
   int block_size = 0;
   int max_accepted() const { return block_size > 0 ? block_size + 1 : num_steps + 1; }
+  // The draft's shape: a chain of `steps` (topk 1), or a block drafter's block.
+  void draft_chain(int steps) {
+    num_steps = steps;
+    num_draft_tokens = steps + 1;
+    block_size = 0;
+  }
+  void draft_block(int block) {
+    num_steps = 1;
+    num_draft_tokens = block + 1;
+    block_size = block;
+  }
 };
 
 struct HiCacheConfig {

@@ -113,8 +113,9 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
   p.draft_kv_bytes_per_token_rank = spec ? m.draft_kv_bytes_per_token_rank(tp) : 0.0;
   p.state_bytes_per_request_rank = m.state_bytes_per_request_rank(tp);
   const auto& at = m.attention;
+  const bool cap_sized = swa_cap_sizing(as_specified, cfg);
   if (at.kind == AttentionLayout::Kind::compressed)
-    d.push_back((swa_cap_sizing(as_specified, cfg)
+    d.push_back((cap_sized
                      ? std::string("KV per full token per rank = (raw windows cap-sized, below)")
                      : fmt("KV per full token per rank = %.2f x %.0f B raw window rows x %.0f layers",
                            at.swa_full_tokens_ratio, at.entry_bytes, m.layers_full)) +
@@ -184,7 +185,6 @@ MemoryPlan plan_memory(const ModelSpec& as_specified, const HardwareSpec& hw, co
   }
   const double per_token = p.kv_bytes_per_token_rank + p.draft_kv_bytes_per_token_rank;
   if (at.kind == AttentionLayout::Kind::compressed) {
-    const bool cap_sized = swa_cap_sizing(as_specified, cfg);
     if (!cap_sized)
       d.push_back(fmt("(raw windows: %.0f layers x %.0f rows x %.0f B = %.1f MiB per request per rank, in the pool "
                       "above)",

@@ -82,25 +82,22 @@ AgentxSeries read_series(const std::string& id, const JsonReader& s) {
     sp.reject_unknown_keys({"method", "acceptance_length", "num_steps", "num_draft_tokens", "block_size"});
     const std::string m = sp.string("method");
     if (m != "mtp" && m != "dspark" && m != "none") sp.fail("method", "must be mtp, dspark or none");
-    v.mtp = m != "none";
+    v.spec.enabled = m != "none";
     if (m == "mtp") {
       if (sp.has("block_size")) sp.fail("block_size", "belongs to method dspark (a block drafter)");
-      v.num_steps = sp.integer_or("num_steps", 3, JsonRange::between(1, 16));
-      v.num_draft_tokens = sp.integer_or("num_draft_tokens", v.num_steps + 1, JsonRange::between(1, 32));
+      v.spec.draft_chain(sp.integer_or("num_steps", 3, JsonRange::between(1, 16)));
+      v.spec.num_draft_tokens =
+          sp.integer_or("num_draft_tokens", v.spec.num_steps + 1, JsonRange::between(1, 32));
     } else if (m == "dspark") {
       // One draft forward proposes block_size tokens; SGLang verifies them
       // with the root (speculative_num_draft_tokens = block + 1).
       if (sp.has("num_steps") || sp.has("num_draft_tokens"))
         sp.fail("method", "dspark takes block_size alone (one draft forward, block_size + 1 tokens verified)");
-      v.block_size = sp.integer("block_size", JsonRange::between(1, 31));
-      v.num_steps = 1;
-      v.num_draft_tokens = v.block_size + 1;
+      v.spec.draft_block(sp.integer("block_size", JsonRange::between(1, 31)));
     }
-    if (v.mtp) {
-      // A round accepts at most the verified chain (or block) and the bonus token.
-      const int most = v.block_size > 0 ? v.block_size + 1 : v.num_steps + 1;
-      v.acceptance_length = sp.number("acceptance_length", JsonRange::between(1, most));
-    }
+    // A round accepts at most the verified chain (or block) and the bonus token.
+    if (v.spec.enabled)
+      v.spec.accept_length = sp.number("acceptance_length", JsonRange::between(1, v.spec.max_accepted()));
   }
   v.kv_dtype_bytes = s.integer_or("kv_dtype_bytes", 0, JsonRange::between(0, 4));
   v.launcher_flags = s.string_or("launcher_flags", "");
@@ -249,7 +246,7 @@ std::unique_ptr<SeriesPoint> series_point(const AgentxSeries& s, int conc) {
     e.prefill = worker(*s.prefill);
     e.decode = s.decode ? worker(*s.decode) : recipe::WorkerSpec{};  // none: aggregated
   }
-  e.spec_decoding = s.mtp ? "mtp" : "none";
+  e.spec_decoding = s.spec.enabled ? "mtp" : "none";
   e.kv_offloading = s.kv_offload;
   e.conc_list = {conc};
   auto& p = sp->point;
@@ -289,11 +286,7 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
     cfg.scheduler = s.engine == "vllm" ? sim::SchedulerKind::vllm : sim::SchedulerKind::sglang;
     cfg.mem_fraction_static = s.mem_fraction_static;
     cfg.max_total_tokens = s.max_total_tokens;
-    cfg.spec.enabled = s.mtp;
-    cfg.spec.accept_length = s.acceptance_length;
-    cfg.spec.num_steps = s.num_steps;
-    cfg.spec.num_draft_tokens = s.num_draft_tokens;
-    cfg.spec.block_size = s.block_size;
+    cfg.spec = s.spec;
   }
   PointRanks served = sp->entry.multinode() ? multinode_ranks(engines, model, hw)
                                             : point_ranks(engines.front(), model, hw, engines.front().config);

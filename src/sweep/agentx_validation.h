@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine_config.h"
 #include "sim/engine_costs.h"
 #include "trace/weka_trace.h"
 
@@ -62,10 +63,9 @@ struct AgentxSeries {
   std::string kv_offload = "none";  // none | dram (HiCache)
   std::string runner;                // InferenceX runner: its host DRAM sizes the HiCache pool
   double dram_utilization = 0.8;
-  bool mtp = false;
-  double acceptance_length = 1;
-  int num_steps = 3, num_draft_tokens = 4;
-  int block_size = 0;  // method dspark: tokens one draft forward proposes (0: a chain)
+  // Speculative decoding as the series ran it (enabled: method mtp or
+  // dspark): the draft's shape and the golden acceptance length.
+  sim::SpecDecodeConfig spec;
   int kv_dtype_bytes = 0;  // 0: the spec's
   double mem_fraction_static = 0.80;  // the field, else the launcher flags' --mem-fraction-static, else 0.80
   // The scheduling and memory flags the entry's launcher passes to the
