@@ -1,5 +1,6 @@
 #include "cli/sim_options.h"
 
+#include <cctype>
 #include <cstdio>
 
 #include "cli/cli_numbers.h"
@@ -78,6 +79,15 @@ void add_sim_engine_options(CLI::App& cmd, SimEngineOptions& o) {
   cmd.add_option("--dsa-decode-backend,--nsa-decode-backend", c.dsa_decode_backend,
                  "DSA models: SGLang's sparse-attention decode backend (as --dsa-prefill-backend)")
       ->check(CLI::IsMember(dsa_backends))->group(g)->capture_default_str();
+  cmd.add_option("--attention-backend", c.attention_backend,
+                 "With --scheduler vllm: vLLM's attention backend; TRITON_ATTN walks each request's context in one "
+                 "workgroup whenever a step holds a verify or a prefill chunk (modelled on GPUs whose spec gives "
+                 "serial_kv_walk_bytes_per_s: docs/sim.md)")
+      ->group(g);
+  cmd.add_option("--draft-attention-backend", c.draft_attention_backend,
+                 "With --scheduler vllm: the drafter's attention backend, the attention_backend of vLLM's "
+                 "--speculative-config (default: --attention-backend's)")
+      ->group(g);
   cmd.add_option("--cuda-graph-max-bs", c.cuda_graph_max_bs, "Largest decode batch replayed as a CUDA graph")
       ->transform(int_in(1, 65536))->group(g)->capture_default_str();
   cmd.add_option("--page-size", c.page_size, "Tokens per KV page (prefix matching unit)")
@@ -153,6 +163,13 @@ void finish_sim_engine_options(SimEngineOptions& o) {
     if (o.cfg.swa_prefix_tails >= 0 && o.cfg.scheduler != sim::SchedulerKind::sglang)
       throw UserError("--swa-prefix-tails sizes SGLang's raw-window pool: add --scheduler sglang or drop it");
   }
+  // vLLM's backend names are upper case; the walk is vLLM's kernel's.
+  for (std::string* b : {&o.cfg.attention_backend, &o.cfg.draft_attention_backend})
+    for (char& ch : *b) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if ((!o.cfg.attention_backend.empty() || !o.cfg.draft_attention_backend.empty()) &&
+      o.cfg.scheduler != sim::SchedulerKind::vllm)
+    throw UserError(std::string(o.cfg.attention_backend.empty() ? "--draft-attention-backend" : "--attention-backend") +
+                    " names a vLLM attention backend: add --scheduler vllm or drop it");
   o.cfg.kv_cache_dtype_bytes = sim::parse_kv_cache_dtype(o.kv_cache_dtype);
   o.cfg.costs = sim::load_engine_costs(o.engine_profile.empty() ? o.scheduler : o.engine_profile);
   o.cfg.spec.enabled = !o.speculative_algorithm.empty();

@@ -95,6 +95,23 @@ bool launcher_uses_rust_frontend(const std::string& framework, const std::string
   return model_prefix.rfind("dsv4", 0) == 0 && (hardware == "b200" || hardware == "b300");
 }
 
+// The agentic vLLM launchers that pass --attention-backend TRITON_ATTN at
+// 843c6254ff69 (benchmarks/single_node/agentic/): minimaxm3_fp8_mi300x_mtp.sh,
+// minimaxm3_fp8_mi325x_mtp.sh, minimaxm3_fp4_mi355x_mtp.sh (their EAGLE3
+// drafter's speculative config names TRITON_ATTN too), and
+// minimaxm3_fp8_h100_mtp.sh and minimaxm3_fp8_h200_mtp.sh (whose drafter's
+// names FLASH_ATTN). The other agentic vLLM launchers keep the platform's
+// default.
+LauncherAttention launcher_attention_backend(const std::string& framework, const std::string& model_prefix,
+                                             const std::string& hardware) {
+  if (framework != "vllm" || model_prefix.rfind("minimaxm3", 0) != 0) return {};
+  for (const char* h : {"mi300x", "mi325x", "mi355x"})
+    if (hardware == h) return {"TRITON_ATTN", "TRITON_ATTN"};
+  for (const char* h : {"h100", "h200"})
+    if (hardware == h) return {"TRITON_ATTN", "FLASH_ATTN"};
+  return {};
+}
+
 // The agentic launchers' memory fractions at 843c6254ff69
 // (benchmarks/single_node/agentic/):
 // SGLang --mem-fraction-static: dsv4_fp4_b200_sglang_mtp.sh 0.88;

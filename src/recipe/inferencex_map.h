@@ -45,6 +45,16 @@ std::string default_corpus_for(const std::string& model_prefix);
 bool launcher_uses_rust_frontend(const std::string& framework, const std::string& model_prefix,
                                  const std::string& hardware);
 
+// vLLM's --attention-backend as the entry's agentic launcher passes it
+// ("TRITON_ATTN"), or "" where it passes none (the platform's default),
+// and its drafter's (the "attention_backend" of its --speculative-config;
+// "" where it names none).
+struct LauncherAttention {
+  std::string target, draft;
+};
+LauncherAttention launcher_attention_backend(const std::string& framework, const std::string& model_prefix,
+                                             const std::string& hardware);
+
 // The memory fraction an InferenceX agentic launcher passes for an
 // entry: SGLang's --mem-fraction-static or vLLM's --gpu-memory-utilization
 // (`framework` "sglang" or "vllm"), for its model prefix on its GPU

@@ -508,6 +508,12 @@ Recipe MasterConfig::entry(const std::string& key) const {
         "vllm serve {model} --host 127.0.0.1 --port {port} --trust-remote-code {parallel_args} "
         "--gpu-memory-utilization {mem_fraction_static} --max-num-seqs {max_running_requests} "
         "--enable-prefix-caching {spec_args} {hicache_args}";
+    // The launcher's attention kernel, where it chooses one (step time:
+    // vLLM's Triton unified attention walks contexts serially; the
+    // prediction takes the drafter's from launcher_attention_backend).
+    if (const auto attention = launcher_attention_backend(r.framework, r.model_prefix, r.sim_hardware_spec);
+        !attention.target.empty())
+      r.server_command += " --attention-backend " + attention.target;
   } else {
     r.server_missing = r.source + ": no server command is generated for framework '" + r.framework + "'" +
                        (r.framework == "sglang" || r.framework == "vllm"

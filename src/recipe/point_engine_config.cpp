@@ -214,6 +214,13 @@ std::vector<PointEngine> engines_for(const Recipe& r, const ExpandedPoint& p, co
     if (const auto it = r.server_env.find(sim::kRustFrontendEnv);
         it != r.server_env.end() && sim::turns_on_rust_frontend(it->second))
       sim::use_rust_frontend(pe.config);
+    // The launcher's attention kernels, its drafter's included, whether or
+    // not a command was generated for the entry.
+    if (const auto attention = launcher_attention_backend(r.framework, r.model_prefix, r.sim_hardware_spec);
+        !attention.target.empty()) {
+      pe.config.attention_backend = attention.target;
+      pe.config.draft_attention_backend = attention.draft;
+    }
     // The launcher's draft length and golden acceptance length, in place of
     // the generic 3 steps at 3.39.
     if (pe.config.spec.enabled)

@@ -522,14 +522,19 @@ bool Engine::mixed_step(StepOutcome& out) {
   const bool preempted = stats_.retractions > retractions_before;
   const int decoding = l > 0 ? static_cast<int>(running_.size()) : 0;
   const double decode_ctx = decoding ? running_context() : 0.0;
+  double longest_decode = 0, longest_prefill = 0;  // the longest context a request of this step attends over
+  if (decoding)
+    for (const Req* r : running_) longest_decode = std::max(longest_decode, static_cast<double>(r->ctx));
   const int width = cfg_.spec.enabled ? cfg_.spec.num_draft_tokens : 1;
   if (decoding) apply_decode(l, out);
   const std::int64_t budget = static_cast<std::int64_t>(cfg_.max_num_batched_tokens) - std::int64_t(decoding) * width;
   PrefillBatch batch;
   const bool prefill = budget > 0 && select_prefill(budget, false, batch, !preempted);
   if (!decoding && !prefill) return had_running;  // a failed decode is progress too
+  for (const auto& it : batch.items) longest_prefill = std::max(longest_prefill, static_cast<double>(it.before + it.chunk));
   const StepTerms terms = steps_.mixed(decoding, decode_ctx, batch.new_tokens, batch.attn_pairs,
-                                       batch.kv_read_tokens, static_cast<int>(batch.items.size()), batch.prefix_pairs);
+                                       batch.kv_read_tokens, static_cast<int>(batch.items.size()), batch.prefix_pairs,
+                                       longest_decode, longest_prefill);
   out.duration_s = std::max(terms.total_s, batch.h2d_s);
   out.prefill = prefill;
   out.batch = decoding + static_cast<int>(batch.items.size());

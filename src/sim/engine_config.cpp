@@ -1,8 +1,10 @@
 #include "sim/engine_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <regex>
 
 #include "common/command_line.h"
 #include "common/error.h"
@@ -99,12 +101,28 @@ void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
     double f = 0;
     if (std::sscanf(v->c_str(), "%lf", &f) == 1 && f > 0 && f <= 1) c.swa_full_tokens_ratio = f;
   }
+  // vLLM's attention kernels: the target's, and the drafter's where the
+  // speculative config names one (vllm/config/speculative.py,
+  // SpeculativeConfig.attention_backend; the target's otherwise).
+  auto backend_name = [](std::string v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [](char ch) { return ch == '"' || ch == '\'' || ch == '\\'; }), v.end());
+    for (char& ch : v) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return v;
+  };
+  if (const auto v = command_flag_value(command, "--attention-backend")) c.attention_backend = backend_name(*v);
+  if (const auto v = command_flag_value(command, "--speculative-config")) {
+    static const std::regex kDraftBackend(R"re(attention_backend\W+([A-Za-z0-9_]+))re");
+    std::smatch m;
+    if (std::regex_search(*v, m, kDraftBackend)) c.draft_attention_backend = backend_name(m[1].str());
+  }
   // 0 is a setting of its own here (no cached tail: no prefix reuse).
   if (const auto v = command_flag_value(command, "--swa-prefix-tails")) {
     int n = -1;
     if (std::sscanf(v->c_str(), "%d", &n) == 1 && n >= 0) c.swa_prefix_tails = n;
   }
 }
+
+bool uses_triton_unified_attention(const std::string& backend) { return backend == "TRITON_ATTN"; }
 
 bool turns_on_rust_frontend(const std::string& value) { return value == "1"; }
 

@@ -103,6 +103,12 @@ struct EngineConfig {
   // (dsa_fp8_scaled_latent in memory_plan.h).
   std::string dsa_prefill_backend = "auto";
   std::string dsa_decode_backend = "auto";
+  // vLLM's --attention-backend (as given, e.g. "TRITON_ATTN"; empty: the
+  // platform's default), and the drafter's own, from the "attention_backend"
+  // of --speculative-config (empty: the target's). The step time reads them
+  // for vLLM's Triton unified attention (uses_triton_unified_attention).
+  std::string attention_backend;
+  std::string draft_attention_backend;
   int cuda_graph_max_bs = 64;
   int page_size = 1;
   int stream_interval = 1;       // decode forwards between streamed chunks
@@ -140,6 +146,11 @@ struct EngineConfig {
   std::uint64_t seed = 0;
 };
 
+// Whether a vLLM attention backend name is the Triton unified attention
+// (TRITON_ATTN): the kernel that walks a request's context in one workgroup
+// when a step's longest query is over one token (sim/step_time.h).
+bool uses_triton_unified_attention(const std::string& backend);
+
 // A server command's scheduling flags, read as SGLang and vLLM read them,
 // into `c`: --tokenizer-worker-num (vLLM: --api-server-count times
 // --renderer-num-workers; VLLM_USE_RUST_FRONTEND=1, below),
@@ -147,7 +158,9 @@ struct EngineConfig {
 // --scheduler-recv-interval, --max-num-batched-tokens, --page-size (vLLM:
 // --block-size), --prefill-decode-interval, --max-mamba-cache-size,
 // --enable-prefill-delayer and --prefill-delayer-max-delay-passes,
-// --swa-full-tokens-ratio and --swa-prefix-tails (0 allowed). A flag
+// --swa-full-tokens-ratio and --swa-prefix-tails (0 allowed), vLLM's
+// --attention-backend and the "attention_backend" of its
+// --speculative-config JSON. A flag
 // the command does not pass, or passes without a positive integer (a
 // launcher's unexpanded "$CONC"), leaves its field as it was. One reader
 // for the recipes' generated servers and the validation sets' published

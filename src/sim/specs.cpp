@@ -77,6 +77,15 @@ int ModelSpec::kv_growing_layers() const {
                                                                   : layers_full;
 }
 
+int ModelSpec::context_walk_layers() const {
+  switch (attention.kind) {
+    case AttentionLayout::Kind::gqa:
+    case AttentionLayout::Kind::sliding_window: return kv_growing_layers();
+    case AttentionLayout::Kind::sparse_gqa: return layers_full - attention.sparse_layers;
+    default: return 0;
+  }
+}
+
 double ModelSpec::kv_bytes_per_token_rank(int tp) const {
   const auto& a = attention;
   switch (a.kind) {
@@ -459,7 +468,8 @@ HardwareSpec load_hardware_spec(const std::string& name_or_path) {
   const JsonReader f(j, source);
   f.reject_unknown_keys({"name", "notes", "hbm_bytes", "hbm_usable_bytes", "hbm_bandwidth", "peak_flops",
                          "nvlink_bandwidth_one_way", "host_link_bandwidth", "kv_transfer_bandwidth_one_way", "efficiency",
-                         "allreduce_alpha_s", "launch_overhead_s", "platform", "layer_latency_scale"});
+                         "allreduce_alpha_s", "launch_overhead_s", "platform", "layer_latency_scale",
+                         "serial_kv_walk_bytes_per_s"});
   const auto fraction = JsonRange::fraction();
   HardwareSpec h;
   h.name = f.string("name");
@@ -493,6 +503,8 @@ HardwareSpec load_hardware_spec(const std::string& name_or_path) {
   h.host_link_bandwidth = quantity(f, "host_link_bandwidth", kMinBandwidth, kMaxBandwidth, "bytes/s");
   if (f.has("kv_transfer_bandwidth_one_way"))
     h.kv_transfer_bandwidth = quantity(f, "kv_transfer_bandwidth_one_way", kMinBandwidth, kMaxBandwidth, "bytes/s");
+  if (f.has("serial_kv_walk_bytes_per_s"))
+    h.serial_kv_walk_bytes_per_s = quantity(f, "serial_kv_walk_bytes_per_s", kMinBandwidth, kMaxBandwidth, "bytes/s");
   f.reject_unknown_keys({"hbm", "gemm", "attention", "nvlink", "host_link"}, "efficiency");
   h.eff_hbm = f.number("efficiency.hbm", fraction);
   h.eff_gemm = f.number("efficiency.gemm", fraction);

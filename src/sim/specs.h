@@ -198,6 +198,16 @@ struct ModelSpec {
   // (vllm/models/minimax_m3/common/indexer.py @ 0484480bc730,
   // num_index_heads = max(1, total // tp)): sparse GQA layouts.
   double index_heads_per_rank(int tp) const;
+  // A kernel that gives each (request, KV head) one workgroup and does not
+  // split the context (vLLM's Triton unified attention, its 2D launch:
+  // sim/step_time.h) walks, in each of these layers, the request's whole
+  // GQA K and V of one head: head_dim x 2 x dtype bytes a token
+  // (gqa_head_bytes_per_token). GQA: the layers whose KV grows with the
+  // context; sparse GQA: the dense layers only (the sparse ones read their
+  // top-k blocks, the indexer its keys in a split kernel); 0 for MLA and
+  // compressed layouts, which that kernel does not serve.
+  int context_walk_layers() const;
+  double gqa_head_bytes_per_token() const { return 2.0 * head_dim * kv_dtype_bytes; }
   // The same per query token per context token, over the layers whose KV
   // grows with the context (MLA: absorbed form, over the latent); for
   // compressed and sparse GQA the cost of one more context token beyond the
@@ -232,6 +242,14 @@ struct HardwareSpec {
   // rack-scale NVLink domain), one way, for disaggregated serving's KV
   // transfer; 0 when the spec gives none.
   double kv_transfer_bandwidth = 0;
+  // The rate at which ONE workgroup of an attention kernel that does not
+  // split a request's context reads that request's KV, walking it tile by
+  // tile ("serial_kv_walk_bytes_per_s"; 0: not known for this GPU, and such
+  // a walk is not modelled on it). vLLM's Triton unified attention takes
+  // that path for every request of a step whose longest query is over one
+  // token (sim/step_time.h, "The serial KV walk"); its time is then set by
+  // the longest context in the step, not by the HBM bandwidth.
+  double serial_kv_walk_bytes_per_s = 0;
   double eff_hbm = 0.8, eff_gemm = 0.7, eff_attention = 0.5, eff_nvlink = 0.75, eff_host_link = 0.9;
   double allreduce_alpha_s = 1e-5;
   // The engine profile's per-layer fixed costs (EngineCosts'

@@ -111,8 +111,47 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   t.engine_s = c.step_s + moe_layer_s * layers + linear_prefill_s + s.decode_requests * (c.request_s + c.attention_request_s * m_.layers_full +
                                                c.linear_decode_s * m_.layers_linear) +
                s.prefill_tokens * (c.prefill_token_s + c.linear_prefill_token_s * m_.layers_linear);
-  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s;
+  t.walk_s = serial_walk_s(s.walked_context, m_.context_walk_layers(), m_.gqa_head_bytes_per_token()) +
+             index_walk_s(s.decode_requests, s.longest_decode_context);
+  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s + t.walk_s;
   return t;
+}
+
+double StepTimeModel::serial_walk_s(double context, int layers, double head_bytes) const {
+  if (context <= 0 || layers <= 0 || hw_.serial_kv_walk_bytes_per_s <= 0) return 0;
+  return layers * head_bytes * context / hw_.serial_kv_walk_bytes_per_s;
+}
+
+double StepTimeModel::index_walk_s(int decode_requests, double longest_decode_context) const {
+  const auto& a = m_.attention;
+  if (decode_requests <= 0 || longest_decode_context <= 0 || a.kind != AttentionLayout::Kind::sparse_gqa ||
+      cfg_.scheduler != SchedulerKind::vllm || !hw_.rocm)
+    return 0;
+  // minimax_m3_index_decode's grid on gfx942 (TARGET_GRID 512): chunks a
+  // request = the largest power of two <= min(256, 512 // requests); each
+  // workgroup scores ceil(blocks / chunks) blocks of 128 keys, every index
+  // head of its rank in turn.
+  int chunks = 1;
+  while (chunks * 2 <= std::min(256, 512 / decode_requests)) chunks *= 2;
+  constexpr double kKeyBlock = 128;
+  const double blocks = std::ceil(std::ceil(longest_decode_context / kKeyBlock) / chunks);
+  const double key_bytes = static_cast<double>(a.index_dim) * a.index_dtype_bytes;
+  return serial_walk_s(blocks * kKeyBlock, a.sparse_layers, key_bytes * m_.index_heads_per_rank(std::max(1, cfg_.tp)));
+}
+
+bool StepTimeModel::walks_context(bool multi_token_queries) const {
+  return multi_token_queries && cfg_.scheduler == SchedulerKind::vllm &&
+         uses_triton_unified_attention(cfg_.attention_backend);
+}
+
+double StepTimeModel::draft_walk_s(double walked_context) const {
+  if (!m_.mtp || walked_context <= 0) return 0;
+  const std::string& backend = cfg_.draft_attention_backend.empty() ? cfg_.attention_backend : cfg_.draft_attention_backend;
+  if (!uses_triton_unified_attention(backend)) return 0;
+  // The draft's layers are taken as GQA layers of the target's head shape
+  // (the specs price the draft's KV as a target layer's).
+  return serial_walk_s(walked_context, m_.context_walk_layers() > 0 ? m_.mtp->draft_kv_layers : 0,
+                       m_.gqa_head_bytes_per_token());
 }
 
 StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int batch) const {
@@ -142,7 +181,7 @@ StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int
   return t;
 }
 
-void StepTimeModel::add_spec_decode(StepTerms& t, int batch, double sum_ctx) const {
+void StepTimeModel::add_spec_decode(StepTerms& t, int batch, double sum_ctx, double walked_context) const {
   const int n = cfg_.spec.num_draft_tokens;
   // Verify keeps per-position linear-attention states: N intermediate writes.
   const double extra_state = static_cast<double>(batch) * n * m_.state_bytes_per_request_rank(std::max(1, cfg_.tp));
@@ -152,7 +191,11 @@ void StepTimeModel::add_spec_decode(StepTerms& t, int batch, double sum_ctx) con
   const int drafts = std::max(0, cfg_.spec.num_steps - 1) + 1;
   double draft_s = 0;
   for (int i = 0; i < drafts; ++i) draft_s += draft_forward(batch, sum_ctx, batch).total_s;
-  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s + draft_s;
+  // The first draft forward runs over the verified tokens (1 + k a request):
+  // with a Triton drafter it walks each context once more.
+  const double draft_walk = draft_walk_s(walked_context);
+  t.walk_s += draft_walk;
+  t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s + t.walk_s + draft_s;
 }
 
 StepTerms StepTimeModel::decode_round(int batch, double sum_ctx) const { return mixed(batch, sum_ctx, 0, 0, 0, 0); }
@@ -174,7 +217,8 @@ StepTerms StepTimeModel::prefill(double new_tokens, double attn_pairs, double kv
 }
 
 StepTerms StepTimeModel::mixed(int batch, double sum_ctx, double new_tokens, double attn_pairs, double kv_read_tokens,
-                               int prefill_batch, double prefix_pairs) const {
+                               int prefill_batch, double prefix_pairs, double longest_decode,
+                               double longest_prefill) const {
   const bool spec = cfg_.spec.enabled && m_.mtp && batch > 0;
   const int n = spec ? cfg_.spec.num_draft_tokens : 1;
   ForwardShape s;
@@ -186,9 +230,20 @@ StepTerms StepTimeModel::mixed(int batch, double sum_ctx, double new_tokens, dou
   s.kv_read_tokens = sum_ctx + kv_read_tokens;  // tree attention reads each request's KV once per verify
   s.attn_pairs = sum_ctx * n + attn_pairs;
   s.prefix_pairs = prefix_pairs;
+  // A verify or a prefill chunk makes the step's longest query longer than one token.
+  s.walked_context = walks_context(n > 1 || new_tokens > 0) ? std::max(longest_decode, longest_prefill) : 0;
+  s.longest_decode_context = batch > 0 ? longest_decode : 0;
   StepTerms t = target_forward(s);
-  if (spec) add_spec_decode(t, batch, sum_ctx);
-  if (cfg_.spec.enabled && m_.mtp && new_tokens > 0) t.total_s += draft_forward(new_tokens, kv_read_tokens, prefill_batch).total_s;
+  if (spec) add_spec_decode(t, batch, sum_ctx, s.walked_context);
+  if (cfg_.spec.enabled && m_.mtp && new_tokens > 0) {
+    t.total_s += draft_forward(new_tokens, kv_read_tokens, prefill_batch).total_s;
+    // The prefill's draft forward is the first one when no verify ran in this step.
+    if (!spec) {
+      const double w = draft_walk_s(s.walked_context);
+      t.walk_s += w;
+      t.total_s += w;
+    }
+  }
   t.total_s += hw_.per_step_cpu_s;
   return t;
 }

@@ -176,7 +176,12 @@ AgentxSet load_agentx_set(const std::string& name_or_path) {
     v.series = p.string("series");
     if (!set.series.count(v.series)) p.fail("series", "names no entry of the set's \"series\"");
     v.concurrency = p.integer("concurrency", JsonRange::between(1, 100000));
-    const JsonReader pub = p.object("published", true);
+    // A point past its series' published cliff may publish nothing: it is
+    // there to place the predicted cliff (the published text names the
+    // collapse, not its numbers).
+    const int cliff_after = set.series.at(v.series).cliff_after;
+    const bool past_cliff = cliff_after > 0 && v.concurrency > cliff_after;
+    const JsonReader pub = p.object("published", !past_cliff);
     for (const auto& [name, value] : pub.entries()) {
       const auto& known = agentx_metric_names();
       if (std::find(known.begin(), known.end(), name) == known.end())

@@ -227,6 +227,10 @@ TEST(Cli, SimPlanAndPredictReportClearErrors) {
   auto block = run_cli("sim predict -c 1 --speculative-algorithm DSPARK");
   EXPECT_EQ(block.code, 2);
   EXPECT_NE(block.output.find("DSPARK needs --speculative-dspark-block-size"), std::string::npos) << block.output;
+  auto backend = run_cli("sim predict -c 1 --attention-backend triton_attn");
+  EXPECT_EQ(backend.code, 2);
+  EXPECT_NE(backend.output.find("--attention-backend names a vLLM attention backend: add --scheduler vllm"),
+            std::string::npos) << backend.output;
   auto lockstep = run_cli("sim predict --traces synth:cc-weka-256k -c 4 --dp-attention");
   EXPECT_EQ(lockstep.code, 2);
   EXPECT_NE(lockstep.output.find("--dp-attention needs --dp N (N >= 2 ranks)"), std::string::npos) << lockstep.output;

@@ -1136,6 +1136,35 @@ TEST(MasterConfig, VllmEntriesRunTheFrontEndTheirLauncherExports) {
   EXPECT_FALSE(sglang.server_env.count("VLLM_USE_RUST_FRONTEND"));
 }
 
+// The MiniMax-M3 vLLM launchers on AMD GPUs and on H100/H200 pass
+// --attention-backend TRITON_ATTN (benchmarks/single_node/agentic/
+// minimaxm3_*_mtp.sh at 843c6254ff69); the generated command passes it on,
+// and the engine reads it (sim/step_time.h, the serial KV walk).
+TEST(MasterConfig, AMiniMaxEntryRunsTheAttentionBackendItsLauncherPasses) {
+  EXPECT_EQ(launcher_attention_backend("vllm", "minimaxm3", "mi300x").target, "TRITON_ATTN");
+  EXPECT_EQ(launcher_attention_backend("vllm", "minimaxm3", "mi300x").draft, "TRITON_ATTN");
+  EXPECT_EQ(launcher_attention_backend("vllm", "minimaxm3", "h200").target, "TRITON_ATTN");
+  EXPECT_EQ(launcher_attention_backend("vllm", "minimaxm3", "h200").draft, "FLASH_ATTN");
+  EXPECT_EQ(launcher_attention_backend("vllm", "minimaxm3", "b200").target, "");  // vLLM's default there
+  EXPECT_EQ(launcher_attention_backend("vllm", "kimik3", "mi355x").target, "");
+  EXPECT_EQ(launcher_attention_backend("sglang", "minimaxm3", "mi300x").target, "");
+  // The MI300X entry's LMCache arm leaves it without a generated command;
+  // its prediction still runs the launcher's kernels.
+  const Recipe mi300x = load_recipe(kAmd + "#minimaxm3-fp8-mi300x-vllm-agentic-mtp");
+  const auto points = expand(mi300x);
+  ASSERT_FALSE(points.empty());
+  const auto pools = engines_for(mi300x, points.front(), sim::EngineCosts{}, nullptr, nullptr);
+  ASSERT_FALSE(pools.empty());
+  EXPECT_EQ(pools.front().config.attention_backend, "TRITON_ATTN");
+  EXPECT_EQ(pools.front().config.draft_attention_backend, "TRITON_ATTN");
+  // Where a command is generated it passes the flag.
+  const Recipe h200 = load_recipe(kNvidia + "#minimaxm3-fp8-h200-vllm-agentic-mtp");
+  if (!h200.server_command.empty())
+    EXPECT_NE(h200.server_command.find("--attention-backend TRITON_ATTN"), std::string::npos) << h200.server_command;
+  const Recipe b200 = load_recipe(kNvidia + "#minimaxm3-fp4-b200-vllm-agentic-mtp");
+  EXPECT_EQ(b200.server_command.find("--attention-backend"), std::string::npos);
+}
+
 // An MTP entry drafts as its launcher does, at the golden acceptance length
 // the launcher pins (benchmarks/single_node/agentic/*_mtp.sh at 843c6254ff69;
 // InferenceX's golden_al_distribution/*.yaml), not the generic 3 steps at 3.39.

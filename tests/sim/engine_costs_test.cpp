@@ -717,3 +717,93 @@ TEST(StepTime, TheIndexerIsNotShardedOverTp) {
   const auto dense = load_model_spec("qwen3.5-397b-a17b-nvfp4");
   EXPECT_DOUBLE_EQ(dense.indexer_flops(q, pairs), 0);
 }
+
+// vLLM's Triton unified attention walks each request's context in one
+// workgroup when a step's longest query is over one token (a verify, a
+// prefill chunk): the step then waits for the longest context's walk at the
+// GPU's per-workgroup rate, in each dense GQA layer and the Triton drafter's
+// first forward. MiniMax-M3 at TP8 on MI300X: 3 dense layers of one 128-wide
+// FP8 KV head a rank, 256 B a token.
+TEST(StepTime, TritonUnifiedAttentionWalksTheLongestContextSerially) {
+  auto m = load_model_spec("minimax-m3-fp8");
+  m.kv_dtype_bytes = 1;
+  const auto hw = load_hardware_spec("mi300x");
+  ASSERT_DOUBLE_EQ(hw.serial_kv_walk_bytes_per_s, 5.9e9);
+  EngineConfig cfg;
+  cfg.tp = 8;
+  cfg.scheduler = SchedulerKind::vllm;
+  cfg.spec.enabled = true;
+  cfg.spec.draft_chain(3);
+  cfg.spec.accept_length = 2.78;
+  EngineConfig plain = cfg;
+  apply_scheduling_flags("vllm serve m --attention-backend TRITON_ATTN", cfg);
+  ASSERT_EQ(cfg.attention_backend, "TRITON_ATTN");
+  ASSERT_EQ(m.context_walk_layers(), 3);
+  const StepTimeModel walked(m, hw, cfg), flash(m, hw, plain);
+  // Two requests at 50k and 200k tokens: the walk is the longest one's.
+  const double longest = 200000, sum = 250000;
+  const auto a = walked.mixed(2, sum, 0, 0, 0, 0, 0, longest, 0);
+  const auto b = flash.mixed(2, sum, 0, 0, 0, 0, 0, longest, 0);
+  const double layer_walk = 256.0 * longest / 5.9e9;  // 8.68 ms a layer
+  // Target: 3 dense layers; the drafter's first forward: its one layer.
+  EXPECT_NEAR(a.walk_s, 4 * layer_walk + b.walk_s, 1e-9);
+  EXPECT_NEAR(a.total_s - b.total_s, 4 * layer_walk, 1e-9);
+  // Shorter other contexts do not add to it.
+  EXPECT_NEAR(walked.mixed(2, 400000, 0, 0, 0, 0, 0, longest, 0).walk_s - flash.mixed(2, 400000, 0, 0, 0, 0, 0, longest, 0).walk_s,
+              4 * layer_walk, 1e-9);
+  // Without speculation a pure decode step (one-token queries) takes the
+  // split launch; a prefill chunk in the step brings the walk back.
+  EngineConfig nospec = cfg, nospec_flash = plain;
+  nospec.spec.enabled = nospec_flash.spec.enabled = false;
+  const StepTimeModel w1(m, hw, nospec), f1(m, hw, nospec_flash);
+  EXPECT_DOUBLE_EQ(w1.mixed(2, sum, 0, 0, 0, 0, 0, longest, 0).total_s, f1.mixed(2, sum, 0, 0, 0, 0, 0, longest, 0).total_s);
+  EXPECT_NEAR(w1.mixed(2, sum, 1000, 1000.0 * 100500, 100000, 1, 1000.0 * 100000, longest, 101000).total_s -
+                  f1.mixed(2, sum, 1000, 1000.0 * 100500, 100000, 1, 1000.0 * 100000, longest, 101000).total_s,
+              3 * layer_walk, 1e-9);
+  // A drafter on another backend walks nothing of its own.
+  EngineConfig flash_draft = cfg;
+  apply_scheduling_flags(R"(--speculative-config {"method":"eagle3","attention_backend":"FLASH_ATTN"})", flash_draft);
+  EXPECT_EQ(flash_draft.draft_attention_backend, "FLASH_ATTN");
+  EXPECT_NEAR(StepTimeModel(m, hw, flash_draft).mixed(2, sum, 0, 0, 0, 0, 0, longest, 0).total_s - b.total_s,
+              3 * layer_walk, 1e-9);
+  // No walk rate for the GPU (no NVIDIA spec has one), or SGLang's scheduler: nothing added.
+  const auto h200 = load_hardware_spec("h200");
+  EXPECT_DOUBLE_EQ(h200.serial_kv_walk_bytes_per_s, 0);
+  EXPECT_DOUBLE_EQ(StepTimeModel(m, h200, cfg).mixed(2, sum, 0, 0, 0, 0, 0, longest, 0).walk_s, 0);
+  EngineConfig sglang = cfg;
+  sglang.scheduler = SchedulerKind::sglang;
+  EXPECT_DOUBLE_EQ(StepTimeModel(m, hw, sglang).mixed(2, sum, 0, 0, 0, 0, 0, longest, 0).walk_s, 0);
+  // MLA layers are not this kernel's.
+  EXPECT_EQ(load_model_spec("glm-5.2-nvfp4").context_walk_layers(), 0);
+  EXPECT_EQ(load_model_spec("qwen3-8b").context_walk_layers(), 36);
+}
+
+// vLLM's Triton MiniMax-M3 indexer on ROCm splits a request's 128-key
+// blocks over pow2floor(min(256, 512 / requests)) workgroups: 2 requests
+// split a 200k context 256 ways, 10 requests only 32 ways, so the sparse
+// layers' scoring grows with the batch at the per-workgroup rate. Index keys:
+// BF16, 128 wide, one head a rank at TP8, in 57 sparse layers.
+TEST(StepTime, TheTritonIndexerOnRocmWalksItsChunkOfTheLongestContext) {
+  const auto m = load_model_spec("minimax-m3-fp8");
+  const auto hw = load_hardware_spec("mi300x");
+  EngineConfig cfg;
+  cfg.tp = 8;
+  cfg.scheduler = SchedulerKind::vllm;
+  const StepTimeModel s(m, hw, cfg);
+  const double ctx = 200000;  // 1563 blocks of 128
+  const double key_block = 128.0 * 128 * 2;
+  EXPECT_NEAR(s.mixed(2, 2 * ctx, 0, 0, 0, 0, 0, ctx, 0).walk_s, 57 * std::ceil(1563.0 / 256) * key_block / 5.9e9, 1e-12);
+  EXPECT_NEAR(s.mixed(10, 10 * ctx, 0, 0, 0, 0, 0, ctx, 0).walk_s, 57 * std::ceil(1563.0 / 32) * key_block / 5.9e9, 1e-12);
+  // The one gfx942 measurement of this kernel (InferenceX pull request 1840,
+  // MI300X, 256 requests at 32k: 1,166 us a launch, shared 2 workgroups a
+  // CU) is within a factor of two of one sparse layer's modelled scoring.
+  const double one_layer = s.mixed(256, 256 * 32768.0, 0, 0, 0, 0, 0, 32768, 0).walk_s / 57;
+  EXPECT_NEAR(one_layer, 128 * key_block / 5.9e9, 1e-12);  // 2 chunks of 128 blocks: 711 us
+  EXPECT_GT(one_layer, 1166e-6 / 2);
+  EXPECT_LT(one_layer, 1166e-6 * 2);
+  // Not on CUDA (vLLM scores there with other kernels), not under SGLang.
+  EXPECT_DOUBLE_EQ(StepTimeModel(m, load_hardware_spec("b200"), cfg).mixed(2, 2 * ctx, 0, 0, 0, 0, 0, ctx, 0).walk_s, 0);
+  EngineConfig sglang = cfg;
+  sglang.scheduler = SchedulerKind::sglang;
+  EXPECT_DOUBLE_EQ(StepTimeModel(m, hw, sglang).mixed(2, 2 * ctx, 0, 0, 0, 0, 0, ctx, 0).walk_s, 0);
+}
