@@ -77,6 +77,7 @@ sim::EngineStats sum_engine_stats(const std::vector<sim::EngineStats>& per) {
     s.busy_s = std::max(s.busy_s, e.busy_s);
     s.prefill_busy_s += e.prefill_busy_s;
     s.decode_busy_s += e.decode_busy_s;
+    s.serial_walk_s += e.serial_walk_s;
     s.decode_tokens += e.decode_tokens;
     s.admission_blocked_kv += e.admission_blocked_kv;
     s.admission_blocked_state += e.admission_blocked_state;

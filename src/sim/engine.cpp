@@ -536,6 +536,7 @@ bool Engine::mixed_step(StepOutcome& out) {
                                        batch.kv_read_tokens, static_cast<int>(batch.items.size()), batch.prefix_pairs,
                                        longest_decode, longest_prefill);
   out.duration_s = std::max(terms.total_s, batch.h2d_s);
+  stats_.serial_walk_s += terms.walk_s;
   out.prefill = prefill;
   out.batch = decoding + static_cast<int>(batch.items.size());
   out.tokens += static_cast<std::int64_t>(batch.new_tokens);

@@ -90,6 +90,7 @@ struct EngineStats {
   double busy_s = 0;
   double prefill_busy_s = 0;  // steps that computed prefill tokens (with vllm: mixed steps that did)
   double decode_busy_s = 0;   // pure decode rounds
+  double serial_walk_s = 0;   // of busy_s, the serial KV walks (vLLM's Triton attention: sim/step_time.h)
   std::int64_t decode_tokens = 0;  // tokens those rounds produced
   // Which pool stops admission: each prefill round that left a request
   // waiting counts the first limit the head of the queue met (SGLang's

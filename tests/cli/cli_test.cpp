@@ -239,6 +239,29 @@ TEST(Cli, SimPlanAndPredictReportClearErrors) {
   EXPECT_NE(ok.output.find("Simulated"), std::string::npos);
 }
 
+// MiniMax-M3 under vLLM on an AMD GPU: sim predict says what share of the
+// busy time went to walking contexts serially. The Triton indexer walks
+// under any attention backend; TRITON_ATTN adds the dense layers' and the
+// drafter's walks; on an NVIDIA GPU (no walk rate) nothing walks.
+TEST(Cli, SimPredictReportsTheSerialKvWalk) {
+  const std::string base = "sim predict --model-spec minimax-m3-fp8 --tp 8 --scheduler vllm "
+                           "--mem-fraction-static 0.9 --kv-cache-dtype fp8 --speculative-algorithm EAGLE "
+                           "--speculative-accept-length 2.78 -c 2 -n 6 --isl 60000 --osl 64";
+  auto share = [](const std::string& out) {
+    const auto at = out.find("Serial KV walk: ");
+    return at == std::string::npos ? -1.0 : std::stod(out.substr(at + 16));
+  };
+  auto triton = run_cli(base + " --hardware mi300x --attention-backend TRITON_ATTN");
+  ASSERT_EQ(triton.code, 0) << triton.output;
+  auto plain = run_cli(base + " --hardware mi300x");
+  ASSERT_EQ(plain.code, 0) << plain.output;
+  EXPECT_GT(share(plain.output), 0) << plain.output;
+  EXPECT_GT(share(triton.output), share(plain.output)) << triton.output;
+  auto nvidia = run_cli(base + " --hardware h200 --attention-backend TRITON_ATTN");
+  ASSERT_EQ(nvidia.code, 0) << nvidia.output;
+  EXPECT_EQ(share(nvidia.output), -1.0) << nvidia.output;
+}
+
 TEST(Cli, ReplayRejectsABrokenTraceFileNamingTheLine) {
   const auto dir = temp_dir("replay_bad");
   std::filesystem::create_directories(dir);

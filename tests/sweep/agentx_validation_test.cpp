@@ -70,8 +70,11 @@ TEST(AgentxValidation, ShippedSetLoadsAndEverySeriesNamesRealSpecs) {
   EXPECT_GE(held_out_families.size(), 3u);
   // Every point publishes a number, except a point past its series'
   // published cliff, which may be there only to place the predicted one.
-  for (const auto& p : set.points)
-    if (!sweep::past_published_cliff(set, p)) EXPECT_FALSE(p.published.empty()) << p.id;
+  for (const auto& p : set.points) {
+    if (!sweep::past_published_cliff(set, p)) {
+      EXPECT_FALSE(p.published.empty()) << p.id;
+    }
+  }
 }
 
 TEST(AgentxValidation, BadInputNamesTheSeriesPointAndField) {
