@@ -6,4 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --with-tests
 # Everything setup.sh leaves out: the test suite and the benchmarks.
 cmake --build build -j "${JOBS:-2}"
-ctest --test-dir build --output-on-failure
+# Two at a time, as the build: the suite's long tests (the simulator's fits
+# and validation doc checks, minutes each) then share the two cores instead
+# of running one after the other.
+ctest --test-dir build --output-on-failure -j "${JOBS:-2}"
