@@ -96,10 +96,10 @@ void print_engine_summary(const sim::EngineStats& s, const sim::MemoryPlan& plan
                  "although cached, for want of their window\n",
                  static_cast<long long>(plan.swa_prefix_tails), static_cast<long long>(s.swa_tails_evicted),
                  static_cast<long long>(s.swa_tail_lost_tokens));
-  if (const double steps_s = s.prefill_busy_s + s.decode_busy_s; s.serial_walk_s > 0 && steps_s > 0)
+  if (const double walk = s.serial_walk_share(); walk > 0)
     std::fprintf(out, "Serial KV walk: %.1f %% of the busy time (vLLM's Triton attention walking the longest context "
                  "in one workgroup: docs/sim.md)\n",
-                 100 * s.serial_walk_s / steps_s);
+                 100 * walk);
   if (s.spec_verify_steps)
     std::fprintf(out, "MTP: mean accept length %.3f over %lld verify steps\n",
                  s.spec_accept_length_sum / static_cast<double>(s.spec_verify_steps),

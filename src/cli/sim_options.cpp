@@ -1,6 +1,5 @@
 #include "cli/sim_options.h"
 
-#include <cctype>
 #include <cstdio>
 
 #include "cli/cli_numbers.h"
@@ -163,9 +162,8 @@ void finish_sim_engine_options(SimEngineOptions& o) {
     if (o.cfg.swa_prefix_tails >= 0 && o.cfg.scheduler != sim::SchedulerKind::sglang)
       throw UserError("--swa-prefix-tails sizes SGLang's raw-window pool: add --scheduler sglang or drop it");
   }
-  // vLLM's backend names are upper case; the walk is vLLM's kernel's.
-  for (std::string* b : {&o.cfg.attention_backend, &o.cfg.draft_attention_backend})
-    for (char& ch : *b) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  // As a command's flags are read (the walk is vLLM's kernel's).
+  for (std::string* b : {&o.cfg.attention_backend, &o.cfg.draft_attention_backend}) *b = sim::vllm_backend_name(*b);
   if ((!o.cfg.attention_backend.empty() || !o.cfg.draft_attention_backend.empty()) &&
       o.cfg.scheduler != sim::SchedulerKind::vllm)
     throw UserError(std::string(o.cfg.attention_backend.empty() ? "--draft-attention-backend" : "--attention-backend") +

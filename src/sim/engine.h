@@ -110,6 +110,13 @@ struct EngineStats {
   double cache_hit_rate() const {
     return prompt_tokens_total ? double(cached_tokens_total) / double(prompt_tokens_total) : 0.0;
   }
+  // The serial KV walks' share of the step time (0: none walked). Over the
+  // engines' summed prefill and decode time, as merged DP engines' busy_s
+  // is their longest.
+  double serial_walk_share() const {
+    const double steps_s = prefill_busy_s + decode_busy_s;
+    return steps_s > 0 ? serial_walk_s / steps_s : 0.0;
+  }
 };
 
 // The pool that binds first: "kv", "state" or "running_cap" (the one that

@@ -104,16 +104,11 @@ void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
   // vLLM's attention kernels: the target's, and the drafter's where the
   // speculative config names one (vllm/config/speculative.py,
   // SpeculativeConfig.attention_backend; the target's otherwise).
-  auto backend_name = [](std::string v) {
-    v.erase(std::remove_if(v.begin(), v.end(), [](char ch) { return ch == '"' || ch == '\'' || ch == '\\'; }), v.end());
-    for (char& ch : v) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    return v;
-  };
-  if (const auto v = command_flag_value(command, "--attention-backend")) c.attention_backend = backend_name(*v);
+  if (const auto v = command_flag_value(command, "--attention-backend")) c.attention_backend = vllm_backend_name(*v);
   if (const auto v = command_flag_value(command, "--speculative-config")) {
     static const std::regex kDraftBackend(R"re(attention_backend\W+([A-Za-z0-9_]+))re");
     std::smatch m;
-    if (std::regex_search(*v, m, kDraftBackend)) c.draft_attention_backend = backend_name(m[1].str());
+    if (std::regex_search(*v, m, kDraftBackend)) c.draft_attention_backend = vllm_backend_name(m[1].str());
   }
   // 0 is a setting of its own here (no cached tail: no prefix reuse).
   if (const auto v = command_flag_value(command, "--swa-prefix-tails")) {
@@ -123,6 +118,13 @@ void apply_scheduling_flags(const std::string& command, EngineConfig& c) {
 }
 
 bool uses_triton_unified_attention(const std::string& backend) { return backend == "TRITON_ATTN"; }
+
+std::string vllm_backend_name(std::string name) {
+  name.erase(std::remove_if(name.begin(), name.end(), [](char ch) { return ch == '"' || ch == '\'' || ch == '\\'; }),
+             name.end());
+  for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return name;
+}
 
 bool turns_on_rust_frontend(const std::string& value) { return value == "1"; }
 

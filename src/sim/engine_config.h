@@ -150,6 +150,9 @@ struct EngineConfig {
 // (TRITON_ATTN): the kernel that walks a request's context in one workgroup
 // when a step's longest query is over one token (sim/step_time.h).
 bool uses_triton_unified_attention(const std::string& backend);
+// A vLLM attention backend name as vLLM spells it: upper case, without the
+// quotes a shell word or a JSON value carries ("'triton_attn'" -> TRITON_ATTN).
+std::string vllm_backend_name(std::string name);
 
 // A server command's scheduling flags, read as SGLang and vLLM read them,
 // into `c`: --tokenizer-worker-num (vLLM: --api-server-count times

@@ -218,9 +218,7 @@ nlohmann::ordered_json prediction_json(const EngineStats& e, const MemoryPlan& p
           {"device_eviction_tokens_per_s",
            virtual_s > 0 ? static_cast<double>(e.device_evicted_tokens) / virtual_s : 0.0}};
   // vLLM's Triton attention walking contexts serially: its share of the busy time.
-  // (Shares of the engines' summed step time, as DP engines' busy_s is their longest.)
-  if (const double steps_s = e.prefill_busy_s + e.decode_busy_s; e.serial_walk_s > 0 && steps_s > 0)
-    j["serial_walk_share_of_busy"] = e.serial_walk_s / steps_s;
+  if (const double walk = e.serial_walk_share(); walk > 0) j["serial_walk_share_of_busy"] = walk;
   // A cap-sized sliding-window pool: the tails it keeps and what their loss cost.
   if (plan.swa_prefix_tails >= 0)
     j["swa_tails"] = {{"kept", plan.swa_prefix_tails},

@@ -359,8 +359,7 @@ AgentxPrediction predict_agentx_point(const AgentxSet& set, const AgentxPoint& p
   }
   if (e.prefill_busy_s + e.decode_busy_s > 0)
     out.breakdown["prefill_share_of_busy"] = e.prefill_busy_s / (e.prefill_busy_s + e.decode_busy_s);
-  if (e.serial_walk_s > 0 && e.prefill_busy_s + e.decode_busy_s > 0)
-    out.breakdown["serial_walk_share_of_busy"] = e.serial_walk_s / (e.prefill_busy_s + e.decode_busy_s);
+  if (const double walk = e.serial_walk_share(); walk > 0) out.breakdown["serial_walk_share_of_busy"] = walk;
   out.binding_pool = sim::binding_pool(e);
   out.virtual_seconds = res.virtual_seconds;
   if (!res.replay.abort_reason.empty()) out.failure = res.replay.abort_reason;
