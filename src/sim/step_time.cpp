@@ -112,7 +112,7 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
                                                c.linear_decode_s * m_.layers_linear) +
                s.prefill_tokens * (c.prefill_token_s + c.linear_prefill_token_s * m_.layers_linear);
   t.walk_s = serial_walk_s(s.walked_context, m_.context_walk_layers(), m_.gqa_head_bytes_per_token()) +
-             index_walk_s(s.decode_requests, s.longest_decode_context);
+             index_walk_s(s.decode_requests, s.longest_decode_context) + index_prefill_walk_s(s.longest_prefill_context);
   t.total_s = std::max(t.memory_s, t.compute_s) + t.comm_s + t.launch_s + t.engine_s + t.walk_s;
   return t;
 }
@@ -137,6 +137,22 @@ double StepTimeModel::index_walk_s(int decode_requests, double longest_decode_co
   const double blocks = std::ceil(std::ceil(longest_decode_context / kKeyBlock) / chunks);
   const double key_bytes = static_cast<double>(a.index_dim) * a.index_dtype_bytes;
   return serial_walk_s(blocks * kKeyBlock, a.sparse_layers, key_bytes * m_.index_heads_per_rank(std::max(1, cfg_.tp)));
+}
+
+double StepTimeModel::index_prefill_walk_s(double longest_prefill_context) const {
+  const auto& a = m_.attention;
+  if (longest_prefill_context <= 0 || a.kind != AttentionLayout::Kind::sparse_gqa ||
+      cfg_.scheduler != SchedulerKind::vllm || !hw_.rocm)
+    return 0;
+  // minimax_m3_index_score's grid: (query blocks of 64, prefills x index
+  // heads of the rank); the workgroup of a chunk's last query block scores
+  // every 128-key block up to the chunk's end, one after another, with one
+  // index head. A step's chunks hold at most --max-num-batched-tokens / 64
+  // such workgroups (256 at 16,384), one wave on a 304-CU MI300X: the
+  // longest prefix + chunk sets the layer's time.
+  constexpr double kKeyBlock = 128;
+  const double keys = std::ceil(longest_prefill_context / kKeyBlock) * kKeyBlock;
+  return serial_walk_s(keys, a.sparse_layers, static_cast<double>(a.index_dim) * a.index_dtype_bytes);
 }
 
 bool StepTimeModel::walks_context(bool multi_token_queries) const {
@@ -233,6 +249,7 @@ StepTerms StepTimeModel::mixed(int batch, double sum_ctx, double new_tokens, dou
   // A verify or a prefill chunk makes the step's longest query longer than one token.
   s.walked_context = walks_context(n > 1 || new_tokens > 0) ? std::max(longest_decode, longest_prefill) : 0;
   s.longest_decode_context = batch > 0 ? longest_decode : 0;
+  s.longest_prefill_context = new_tokens > 0 ? longest_prefill : 0;
   StepTerms t = target_forward(s);
   if (spec) add_spec_decode(t, batch, sum_ctx, s.walked_context);
   if (cfg_.spec.enabled && m_.mtp && new_tokens > 0) {

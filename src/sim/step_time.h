@@ -41,7 +41,14 @@
 // request's 128-token key blocks in turn. A sparse layer's scoring then
 // takes the longest request's share at the same workgroup rate: few
 // requests split the context 256 ways, ten only 32 ways, which is why its
-// time grows with the batch long before the HBM is busy.
+// time grows with the batch long before the HBM is busy. Its prefill scorer
+// (`_index_block_score_kernel`, same file) does not split the context at
+// all: a grid of (64-query blocks, prefills x index heads), each workgroup
+// scoring every key block from the request's start to its own last query.
+// A chunk of a few thousand tokens over a 130k-token prefix is then some
+// fifty workgroups each walking 130k keys in every sparse layer: hundreds of
+// milliseconds a prefill step on an MI300X that the roofline (its FLOPs at
+// the attention rate: about 20 ms) cannot see.
 //
 // The engine's own work around the kernels (sim/engine_costs.h: per-step and
 // per-request costs, scales on each roofline part, MoE grouped-GEMM,
@@ -67,6 +74,8 @@ struct ForwardShape {
   double walked_context = 0;
   // The longest context of the forward's decode requests (the indexer's chunked walk).
   double longest_decode_context = 0;
+  // The longest prefix + chunk of the forward's prefills (the indexer's prefill walk).
+  double longest_prefill_context = 0;
 };
 
 struct StepTerms {
@@ -119,6 +128,9 @@ class StepTimeModel {
   // vLLM's Triton MiniMax-M3 indexer on ROCm: the chunked walk of the
   // longest decode context's index keys in every sparse layer.
   double index_walk_s(int decode_requests, double longest_decode_context) const;
+  // The same indexer's prefill scorer: the walk of the longest prefill's
+  // index keys up to its chunk's end, in every sparse layer.
+  double index_prefill_walk_s(double longest_prefill_context) const;
   // Kernel-launch cost of a forward over `layers` layers: one graph replay, or eager launches.
   double launch_s(bool graph, int layers) const;
   const ModelSpec& m_;

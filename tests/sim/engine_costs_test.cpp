@@ -807,3 +807,37 @@ TEST(StepTime, TheTritonIndexerOnRocmWalksItsChunkOfTheLongestContext) {
   sglang.scheduler = SchedulerKind::sglang;
   EXPECT_DOUBLE_EQ(StepTimeModel(m, hw, sglang).mixed(2, 2 * ctx, 0, 0, 0, 0, 0, ctx, 0).walk_s, 0);
 }
+
+// Its prefill scorer does not split the context: one workgroup a 64-query
+// block (and index head) scores every 128-key block from the request's start
+// to its own last query, so the last block of the longest chunk walks the
+// whole prefix + chunk in each of the 57 sparse layers, however few tokens
+// the chunk has. 131,000 tokens of prefix + chunk: 1024 blocks of 128 keys
+// of 256 B (BF16, 128 wide) at 5.9 GB/s, 5.69 ms a layer, 324 ms a step.
+TEST(StepTime, TheTritonIndexerOnRocmWalksAPrefillToItsChunksEnd) {
+  const auto m = load_model_spec("minimax-m3-fp8");
+  const auto hw = load_hardware_spec("mi300x");
+  EngineConfig cfg;
+  cfg.tp = 8;
+  cfg.scheduler = SchedulerKind::vllm;
+  const StepTimeModel s(m, hw, cfg);
+  const double end = 131000, step_walk = 57 * 1024 * 128 * 256.0 / 5.9e9;
+  auto prefill_only = [&](const StepTimeModel& model, double chunk) {
+    return model.mixed(0, 0, chunk, chunk * (end - chunk / 2), end - chunk, 1, chunk * (end - chunk), 0, end);
+  };
+  EXPECT_NEAR(prefill_only(s, 4000).walk_s, step_walk, 1e-12);
+  EXPECT_NEAR(step_walk, 0.324, 0.001);
+  // A chunk four times as long over the same end: the same walk.
+  EXPECT_NEAR(prefill_only(s, 16000).walk_s, step_walk, 1e-12);
+  // In a mixed step it adds to the decode scorer's walk of the decodes.
+  const double decode_only = s.mixed(2, 2 * 100000.0, 0, 0, 0, 0, 0, 100000, 0).walk_s;
+  EXPECT_GT(decode_only, 0);
+  EXPECT_NEAR(s.mixed(2, 2 * 100000.0, 4000, 4000 * (end - 2000), end - 4000, 1, 4000 * (end - 4000), 100000, end).walk_s,
+              decode_only + step_walk, 1e-12);
+  // Not on CUDA, not under SGLang's scheduler, not for a GQA model without an indexer.
+  EXPECT_DOUBLE_EQ(prefill_only(StepTimeModel(m, load_hardware_spec("b200"), cfg), 4000).walk_s, 0);
+  EngineConfig sglang = cfg;
+  sglang.scheduler = SchedulerKind::sglang;
+  EXPECT_DOUBLE_EQ(prefill_only(StepTimeModel(m, hw, sglang), 4000).walk_s, 0);
+  EXPECT_DOUBLE_EQ(prefill_only(StepTimeModel(load_model_spec("minimax-m2.5-fp8"), hw, cfg), 4000).walk_s, 0);
+}
