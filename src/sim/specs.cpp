@@ -164,10 +164,11 @@ double ModelSpec::kv_read_bytes_rank(int tp, double requests, double context_tok
                   a.csa_scoring_layers() * csa_rows * a.indexer_bytes + a.csa_layers * topk_rows * row +
                   a.hca_layers * c / a.hca_ratio * row;
   } else if (a.sparse_mla()) {
-    // Every layer reads every index key and the latents (with their scales
-    // and rope part) of the top-k tokens.
+    // A layer that scores reads every index key; every layer reads the
+    // latents (with their scales and rope part) of the top-k tokens.
     const double latent = kv_bytes_per_token_layer_rank(tp) - a.index_key_bytes;
-    per_request = layers_full * (c * a.index_key_bytes + std::min(c, static_cast<double>(a.topk_tokens)) * latent);
+    per_request = scoring_layers() * c * a.index_key_bytes +
+                  layers_full * std::min(c, static_cast<double>(a.topk_tokens)) * latent;
   } else {
     // Dense layers read the whole context; sparse layers every index key and
     // the GQA KV of the selected blocks.
@@ -182,6 +183,15 @@ double ModelSpec::kv_read_bytes_rank(int tp, double requests, double context_tok
 double ModelSpec::draft_kv_read_bytes_rank(int tp, double requests, double context_tokens) const {
   if (!mtp || kv_growing_layers() == 0) return 0;
   if (!capped_reads()) return context_tokens * draft_kv_bytes_per_token_rank(tp);
+  if (attention.sparse_mla() && requests > 0 && context_tokens > 0) {
+    // The MTP layer runs its own indexer (GLM-5.2's index_share_for_mtp_iteration
+    // shares it across the draft's steps, not with the target's layers):
+    // one scoring layer's reads.
+    const double c = context_tokens / requests;
+    const double latent = kv_bytes_per_token_layer_rank(tp) - attention.index_key_bytes;
+    return requests * mtp->draft_kv_layers *
+           (c * attention.index_key_bytes + std::min(c, static_cast<double>(attention.topk_tokens)) * latent);
+  }
   // The draft's layers read as the average target layer does.
   return kv_read_bytes_rank(tp, requests, context_tokens) * mtp->draft_kv_layers / layers_full;
 }
@@ -213,8 +223,12 @@ double ModelSpec::indexer_flops_per_query(double ctx) const {
   const double index_pair = 2.0 * a.index_heads * a.index_dim;
   if (a.kind == AttentionLayout::Kind::compressed) return a.csa_scoring_layers() * ctx / a.csa_ratio * index_pair;
   if (a.kind == AttentionLayout::Kind::sparse_gqa) return a.sparse_layers * ctx * index_pair;
-  if (a.sparse_mla()) return layers_full * ctx * index_pair;
+  if (a.sparse_mla()) return scoring_layers() * ctx * index_pair;
   return 0;
+}
+
+int ModelSpec::scoring_layers() const {
+  return attention.index_layers > 0 ? attention.index_layers : layers_full;
 }
 
 double ModelSpec::indexer_flops(double query_tokens, double attn_pairs) const {
@@ -244,7 +258,7 @@ double ModelSpec::attention_flops(double query_tokens, double attn_pairs) const 
 
 double ModelSpec::attention_flops_per_token_per_ctx() const {
   const auto& a = attention;
-  if (a.sparse_mla()) return 2.0 * a.index_heads * a.index_dim * layers_full;  // past the top-k: the indexer
+  if (a.sparse_mla()) return 2.0 * a.index_heads * a.index_dim * scoring_layers();  // past the top-k: the indexer
   if (mla()) return mla_pair() * layers_full;
   const double pair = 4.0 * q_heads * head_dim, index_pair = 2.0 * a.index_heads * a.index_dim;
   if (a.kind == AttentionLayout::Kind::compressed)  // past the window and the top-k: indexer and HCA rows
@@ -362,7 +376,7 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
       at.reject_unknown_keys({"kind"});
     } else if (kind == "mla") {
       at.reject_unknown_keys({"kind", "kv_lora_rank", "qk_rope_head_dim", "extra_bytes_per_layer", "topk_tokens",
-                              "index_heads", "index_dim", "index_key_bytes"});
+                              "index_heads", "index_dim", "index_key_bytes", "index_layers"});
       a.kind = AttentionLayout::Kind::mla;
       a.kv_lora_rank = at.integer("kv_lora_rank", JsonRange::between(1, 65536));
       a.qk_rope_head_dim = at.integer("qk_rope_head_dim", JsonRange::between(0, 4096));
@@ -376,6 +390,9 @@ ModelSpec load_model_spec(const std::string& name_or_path) {
         if (a.index_key_bytes > a.extra_bytes_per_layer)
           at.fail("index_key_bytes", "must be part of extra_bytes_per_layer (" +
                                          std::to_string(a.extra_bytes_per_layer) + ")");
+        a.index_layers = at.integer_or("index_layers", 0, JsonRange::between(1, std::max(1, m.layers_full)));
+      } else if (at.has("index_layers")) {
+        at.fail("index_layers", "needs topk_tokens, index_heads, index_dim and index_key_bytes (a sparse MLA layout)");
       }
     } else if (kind == "sliding_window") {
       at.reject_unknown_keys({"kind", "window", "windowed_layers"});

@@ -69,10 +69,18 @@ struct AttentionLayout {
   // sparse_gqa (and sparse MLA's topk_tokens)
   int sparse_layers = 0, index_dtype_bytes = 0, topk_tokens = 0;
   // Sparse MLA (DeepSeek Sparse Attention, GLM-5's GlmMoeDsa): an MLA layout
-  // with topk_tokens > 0. Every layer's lightning indexer scores the index
-  // key of every context token (index_key_bytes each, part of
+  // with topk_tokens > 0. A layer's lightning indexer scores the index key
+  // of every context token (index_key_bytes each, part of
   // extra_bytes_per_layer) and attention reads the latents of the top-k.
   int index_key_bytes = 0;
+  // Sparse MLA: the layers that run their own indexer ("index_layers"; 0:
+  // every layer). GLM-5.2's IndexShare (config.json `indexer_types`) gives
+  // an indexer to 21 of its 78 layers; the other 57 own no indexer weights
+  // and reuse the top-k of the last layer that scored, so they neither score
+  // nor read index keys. The KV pool is sized as before (ModelSpec::
+  // kv_bytes_per_token_rank: an index key in every layer), as the engines'
+  // DSA pools allocate it.
+  int index_layers = 0;
   bool sparse_mla() const { return kind == Kind::mla && topk_tokens > 0; }
   // Sparse MLA with an FP8 cache: whether the engine stores each latent in
   // FlashMLA's scaled layout (kv_lora_rank FP8 bytes + one 4-byte scale per
@@ -207,6 +215,8 @@ struct ModelSpec {
   // top-k blocks, the indexer its keys in a split kernel); 0 for MLA and
   // compressed layouts, which that kernel does not serve.
   int context_walk_layers() const;
+  // Sparse MLA: the layers that score the indexer (AttentionLayout::index_layers, else all).
+  int scoring_layers() const;
   double gqa_head_bytes_per_token() const { return 2.0 * head_dim * kv_dtype_bytes; }
   // The same per query token per context token, over the layers whose KV
   // grows with the context (MLA: absorbed form, over the latent); for

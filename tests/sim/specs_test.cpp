@@ -236,9 +236,10 @@ TEST(ModelSpec, MlaKvIsOneLatentPerLayerNotSplitOverTp) {
   EXPECT_DOUBLE_EQ(m.draft_kv_bytes_per_token_rank(8), 788);
   m.attention.fp8_scaled_latent = false;
   // Absorbed attention: 2 x 64 heads x ((512 + 64) for QK^T + 512 for PV) x
-  // 78 layers per context token, plus DSA's indexer (2 x 32 x 128) under its
-  // top-k of 2048 (past it: ModelSpec.SparseMlaReadsTheIndexKeysAndTheTopKLatents).
-  EXPECT_DOUBLE_EQ(m.attention_flops(1, 1000), (2.0 * 64 * (576 + 512) + 2.0 * 32 * 128) * 78 * 1000);
+  // 78 layers per context token, plus DSA's indexer (2 x 32 x 128) in the 21
+  // layers that score (IndexShare) under its top-k of 2048 (past it:
+  // ModelSpec.SparseMlaReadsTheIndexKeysAndTheTopKLatents).
+  EXPECT_DOUBLE_EQ(m.attention_flops(1, 1000), (2.0 * 64 * (576 + 512) * 78 + 2.0 * 32 * 128 * 21) * 1000);
   // A DeepSeek-V3-style latent without extras, bf16: 61 x 576 x 2 B.
   const auto d = model_edited("mla_plain", [](json& j) {
     j["layers_full_attention"] = 61;
@@ -449,26 +450,53 @@ TEST(ModelSpec, CompressedAndSparseLayoutsAreChecked) {
   EXPECT_NE(e.find("field 'attention.sparse_layers'"), std::string::npos) << e;
 }
 
-// GLM-5's DeepSeek Sparse Attention: MLA whose every layer's indexer scores
-// the index key of every context token (32 heads x 128) and whose attention
-// reads the latents of the top 2048 tokens. Past 2048 tokens one more
-// context token costs its index key and its indexer score only; up to 2048
-// the reads are those of dense MLA.
+// GLM-5's DeepSeek Sparse Attention: MLA whose indexer scores the index key
+// of every context token (32 heads x 128) and whose attention reads the
+// latents of the top 2048 tokens. GLM-5.2's IndexShare gives an indexer to
+// 21 of its 78 layers (config.json `indexer_types`: layers 0, 1, 2 and
+// every 4th from 6); the other 57 reuse the last one's top-k. Past 2048
+// tokens one more context token costs its index key in those 21 layers and
+// their indexer scores; up to 2048 the reads are those of dense MLA (plus
+// the index keys of the scoring layers only).
 TEST(ModelSpec, SparseMlaReadsTheIndexKeysAndTheTopKLatents) {
   const auto m = load_model_spec("glm-5.2-fp8");
   ASSERT_TRUE(m.attention.sparse_mla());
+  int full = 3;
+  for (int layer = 6; layer < 78; layer += 4) ++full;
+  ASSERT_EQ(full, 21);
+  EXPECT_EQ(m.scoring_layers(), full);
   const double per_token = 576 + 132;  // latent + rope at 1 B (raw layout), and the index key
-  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 78 * per_token);  // storage is unchanged
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token_rank(8), 78 * per_token);  // storage: a key in every layer
   // Two requests at 100k tokens each.
-  EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 2, 200000), 2 * 78 * (100000 * 132.0 + 2048 * (per_token - 132)));
-  // Under the top-k: dense MLA's reads.
-  EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 2, 3000), 3000 * m.kv_bytes_per_token_rank(8));
-  // FLOPs of one query at 100k: the indexer over 100k keys, absorbed MLA over 2048.
+  EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 2, 200000), 2 * (21 * 100000 * 132.0 + 78 * 2048 * (per_token - 132)));
+  // Under the top-k: every latent, and the index keys of the scoring layers.
+  EXPECT_DOUBLE_EQ(m.kv_read_bytes_rank(8, 2, 3000), 3000 * (21 * 132.0 + 78 * (per_token - 132)));
+  // FLOPs of one query at 100k: the indexer over 100k keys in 21 layers, absorbed MLA over 2048 in all 78.
   const double index_pair = 2.0 * 32 * 128, mla_pair = 2.0 * 64 * ((512 + 64) + 512);
-  EXPECT_DOUBLE_EQ(m.attention_flops(1, 100000), 78 * (100000 * index_pair + 2048 * mla_pair));
-  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 78 * index_pair);
+  EXPECT_DOUBLE_EQ(m.attention_flops(1, 100000), 21 * 100000 * index_pair + 78 * 2048 * mla_pair);
+  EXPECT_DOUBLE_EQ(m.attention_flops_per_token_per_ctx(), 21 * index_pair);
+  // The MTP layer scores with its own indexer: its reads are one scoring layer's.
+  ASSERT_TRUE(m.mtp);
+  EXPECT_DOUBLE_EQ(m.draft_kv_read_bytes_rank(8, 2, 200000),
+                   2 * m.mtp->draft_kv_layers * (100000 * 132.0 + 2048 * (per_token - 132)));
+  // Without index_layers every layer scores.
+  auto every = m;
+  every.attention.index_layers = 0;
+  EXPECT_EQ(every.scoring_layers(), 78);
+  EXPECT_DOUBLE_EQ(every.kv_read_bytes_rank(8, 2, 200000), 2 * 78 * (100000 * 132.0 + 2048 * (per_token - 132)));
+  // index_layers belongs to a sparse MLA, and to no more layers than the model has.
+  auto e = model_error("dsa_layers_dense", [](json& j) {
+    j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64}, {"index_layers", 21}};
+  });
+  EXPECT_NE(e.find("field 'attention.index_layers'"), std::string::npos) << e;
+  e = model_error("dsa_layers_many", [](json& j) {
+    j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64}, {"extra_bytes_per_layer", 132},
+                      {"topk_tokens", 2048}, {"index_heads", 32}, {"index_dim", 128}, {"index_key_bytes", 132},
+                      {"index_layers", 100000}};
+  });
+  EXPECT_NE(e.find("field 'attention.index_layers'"), std::string::npos) << e;
   // A sparse MLA names all four of its fields; its index key is part of the extra bytes.
-  auto e = model_error("dsa_half", [](json& j) {
+  e = model_error("dsa_half", [](json& j) {
     j["attention"] = {{"kind", "mla"}, {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64}, {"extra_bytes_per_layer", 212},
                       {"topk_tokens", 2048}};
   });
