@@ -158,6 +158,9 @@ class Engine {
   // check is left to the forward, which may then admit nothing.)
   bool prefill_ready() const;
   bool mid_chunk() const { return chunked_ != nullptr; }
+  // DP attention: tokens the group's other ranks put through the shared
+  // expert-parallel MoE layers (StepTimeModel::set_moe_peer_tokens).
+  void set_moe_peer_tokens(double tokens) { steps_.set_moe_peer_tokens(tokens); }
   // Requests whose KV arrived from a prefill engine and wait for room.
   std::int64_t transferred_waiting() const { return static_cast<std::int64_t>(transferred_.size()); }
   std::int64_t running_count() const { return static_cast<std::int64_t>(running_.size()); }

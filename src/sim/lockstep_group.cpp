@@ -68,6 +68,13 @@ void LockstepGroup::advance_to(std::int64_t t) {
       ranks_[i]->deliver_until(s);
       ready[i] = ranks_[i]->prefill_ready();
     }
+    // The MoE layers are one expert-parallel group: each rank's step reads
+    // its experts that the other ranks' decode tokens reach too. (A peer's
+    // prefill tokens are left out: a step with a prefill lasts as long as
+    // that rank's step, whose own tokens reach nearly every expert.)
+    double decode_tokens = 0;
+    for (const auto* r : ranks_) decode_tokens += r->decode_tokens_per_step();
+    for (auto* r : ranks_) r->set_moe_peer_tokens(decode_tokens - r->decode_tokens_per_step());
     const PrefillVerdict verdict = prefill_verdict(ready);
     // Ranks that may prefill step first: with speculative decoding, whether
     // any of them did decides whether the others may decode (a rank that

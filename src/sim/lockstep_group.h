@@ -21,10 +21,18 @@
 // and any rank has work (a request that reaches its rank's scheduler mid
 // step waits for the group's next step); the step lasts as long as the
 // longest rank's step, computed on that rank's own batch; ranks without
-// work run nothing (their idle batch is taken as free). What is not: the
-// all-to-all's own time, MoE work over the whole group's tokens (each
-// rank's step costs its own tokens' expert work), and decode ranks leaving
-// their CUDA graphs while another rank prefills.
+// work run nothing (their idle batch is taken as free). The MoE layers
+// are one expert-parallel group, so a rank reads the weights of its experts
+// that any rank's tokens reach: each rank's step counts the experts touched
+// by its own tokens plus the other ranks' (StepTimeModel::
+// set_moe_peer_tokens), the other ranks' as their running requests' decode
+// tokens at the step's start (a peer's prefill tokens are left out: a step
+// with a prefill lasts as long as that rank's, whose own tokens reach
+// nearly every expert). The expert math
+// stays each rank's own tokens' (balanced routing gives a rank about as
+// many assignments as it sends). What is not modelled: the all-to-all's own
+// time, and decode ranks leaving their CUDA graphs while another rank
+// prefills.
 //
 // Which ranks may prefill in a step is the group's decision, as SGLang
 // makes it once per scheduler iteration on every rank alike:

@@ -46,7 +46,10 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   const int p = std::max(1, cfg_.tp);
   const EngineCosts& c = cfg_.costs;
   StepTerms t;
-  t.experts_touched = experts_touched(s.tokens);
+  // Experts touched by the whole expert-parallel group's tokens (a DP-
+  // attention group's other ranks' too: set_moe_peer_tokens).
+  const double moe_tokens = s.tokens + moe_peer_tokens_;
+  t.experts_touched = experts_touched(moe_tokens);
   const double moe_bytes = m_.moe ? t.experts_touched / m_.moe->experts * m_.moe->routed_weight_bytes : 0.0;
   t.weights_bytes = (m_.dense_weight_bytes + moe_bytes) / p;
   t.kv_bytes = m_.kv_read_bytes_rank(p, s.batch, s.kv_read_tokens);
@@ -77,7 +80,7 @@ StepTerms StepTimeModel::target_forward(const ForwardShape& s) const {
   const double expert_flops = 2.0 * routed_active_params() * work_tokens / p;
   double expert_slowdown = 0;
   if (m_.moe && c.moe_half_tokens_per_expert > 0 && t.experts_touched > 0) {
-    const double tpe = s.tokens * m_.moe->top_k / t.experts_touched;
+    const double tpe = moe_tokens * m_.moe->top_k / t.experts_touched;
     expert_slowdown = c.moe_half_tokens_per_expert / std::max(tpe, 1e-9);
   }
   const double gemm_flops = t.flops - attn_flops + expert_flops * expert_slowdown;
@@ -175,7 +178,7 @@ StepTerms StepTimeModel::draft_forward(double tokens, double kv_read_tokens, int
   if (!m_.mtp) return t;
   const int p = std::max(1, cfg_.tp);
   const double share = m_.mtp->moe_share_of_weights;
-  const double touched = m_.moe ? experts_touched(tokens) / m_.moe->experts : 1.0;
+  const double touched = m_.moe ? experts_touched(tokens + moe_peer_tokens_) / m_.moe->experts : 1.0;
   t.weights_bytes = m_.mtp->weight_bytes * ((1 - share) + share * touched) / p;
   t.kv_bytes = m_.draft_kv_read_bytes_rank(p, batch, kv_read_tokens);
   const double layers = m_.layers_full + m_.layers_linear;

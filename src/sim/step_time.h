@@ -112,6 +112,12 @@ class StepTimeModel {
   // Whether a vLLM step of this shape takes the serial KV walk (above): the
   // Triton unified attention and a query over one token long.
   bool walks_context(bool multi_token_queries) const;
+  // DP attention (sim/lockstep_group.h): the tokens the other ranks of the
+  // group put through the MoE layers in the same forward. The MoE is one
+  // expert-parallel group across the ranks, so a rank reads the weights of
+  // its experts that any rank's tokens reach: the experts a forward touches
+  // are counted over its own tokens plus these (0: a plain engine).
+  void set_moe_peer_tokens(double tokens) { moe_peer_tokens_ = tokens > 0 ? tokens : 0; }
 
  private:
   double allreduce_s(double tokens, int count) const;
@@ -136,6 +142,7 @@ class StepTimeModel {
   const ModelSpec& m_;
   const HardwareSpec& hw_;
   EngineConfig cfg_;
+  double moe_peer_tokens_ = 0;
 };
 
 }  // namespace agentperf::sim

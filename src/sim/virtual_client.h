@@ -82,6 +82,13 @@ class VirtualClient {
   std::int64_t running_count() const { return engine_.running_count(); }
   std::int64_t max_running() const { return engine_.plan().max_running_requests; }
   const EngineConfig& engine_config() const { return engine_.config(); }
+  void set_moe_peer_tokens(double tokens) { engine_.set_moe_peer_tokens(tokens); }
+  // Tokens the rank's running requests put through a decode round (their
+  // verify width each).
+  double decode_tokens_per_step() const {
+    const EngineConfig& c = engine_.config();
+    return static_cast<double>(engine_.running_count()) * (c.spec.enabled ? c.spec.num_draft_tokens : 1);
+  }
   // The rank's step under the group's gate; no work: an empty outcome.
   StepOutcome begin_step(std::int64_t start, StepGate gate = {});
   void end_step(std::int64_t start, std::int64_t end, const StepOutcome& out);

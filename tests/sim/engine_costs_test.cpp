@@ -778,6 +778,34 @@ TEST(StepTime, TritonUnifiedAttentionWalksTheLongestContextSerially) {
   EXPECT_EQ(load_model_spec("qwen3-8b").context_walk_layers(), 36);
 }
 
+// A DP-attention rank (sim/lockstep_group.h) reads the weights of its
+// experts that the whole group's tokens reach: GLM-5.2 (256 experts, top 8)
+// at 6 decode tokens of its own touches 256 x (1 - (1 - 8/256)^6) = 44.4
+// experts; with 42 more tokens from the other ranks, 48 tokens touch 200.2.
+// The expert bytes read grow by that ratio; the math stays its own tokens'.
+TEST(StepTime, ADpAttentionRanksStepReadsTheExpertsItsPeersTokensReach) {
+  const auto m = load_model_spec("glm-5.2-nvfp4");
+  const auto hw = load_hardware_spec("b300");
+  EngineConfig cfg;
+  cfg.tp = 1;
+  StepTimeModel alone(m, hw, cfg), grouped(m, hw, cfg);
+  grouped.set_moe_peer_tokens(42);
+  const auto a = alone.decode_round(6, 6 * 100000.0), g = grouped.decode_round(6, 6 * 100000.0);
+  auto touched = [](double tokens) { return 256 * (1 - std::pow(1 - 8.0 / 256, tokens)); };
+  EXPECT_NEAR(a.experts_touched, touched(6), 1e-9);
+  EXPECT_NEAR(g.experts_touched, touched(48), 1e-9);
+  EXPECT_NEAR(touched(6), 44.4, 0.05);
+  EXPECT_NEAR(touched(48), 200.2, 0.05);
+  ASSERT_TRUE(m.moe);
+  EXPECT_NEAR(g.weights_bytes - a.weights_bytes, (touched(48) - touched(6)) / 256 * m.moe->routed_weight_bytes,
+              1e-6 * g.weights_bytes);
+  EXPECT_DOUBLE_EQ(g.flops, a.flops);
+  EXPECT_GT(g.total_s, a.total_s);
+  // Negative counts are no peers.
+  grouped.set_moe_peer_tokens(-5);
+  EXPECT_DOUBLE_EQ(grouped.decode_round(6, 6 * 100000.0).total_s, a.total_s);
+}
+
 // vLLM's Triton MiniMax-M3 indexer on ROCm splits a request's 128-key
 // blocks over pow2floor(min(256, 512 / requests)) workgroups: 2 requests
 // split a 200k context 256 ways, 10 requests only 32 ways, so the sparse

@@ -210,3 +210,55 @@ TEST(LockstepGroup, WithSpeculativeDecodingNoRankDecodesWhileAnotherPrefills) {
   ASSERT_NE(after, spec.rank0_events.end());
   EXPECT_LE(*after - spec.rank1_first, 2 * spec.decode_step());
 }
+
+namespace {
+
+// Two ranks, each decoding one 400-token answer from t = 0, in lockstep or
+// as replicas; rank 0's median gap between streamed chunks (ns).
+std::int64_t rank0_decode_step(const std::string& model, bool lockstep) {
+  const sim::EngineConfig cfg;
+  auto e0 = std::make_unique<sim::Engine>(sim::load_model_spec(model), sim::load_hardware_spec("h200"), cfg);
+  auto e1 = std::make_unique<sim::Engine>(sim::load_model_spec(model), sim::load_hardware_spec("h200"), cfg);
+  sim::VirtualClient c0(*e0, 0, 0), c1(*e1, 0, 0);
+  std::unique_ptr<sim::LockstepGroup> group;
+  if (lockstep) group = std::make_unique<sim::LockstepGroup>(std::vector<sim::VirtualClient*>{&c0, &c1});
+  c0.send(0, record(), request(1, 200, 400));
+  c1.send(0, record(), request(2, 200, 400));
+  std::vector<sim::VirtualClient::Finished> done;
+  std::int64_t t = 0;
+  for (int guard = 0; done.size() < 2 && guard < 1000000; ++guard) {
+    std::int64_t next = std::min(c0.next_event_ns(), c1.next_event_ns());
+    if (group) next = std::min(next, group->next_step_start());
+    t = std::max(t + 1, next);
+    if (group) group->advance_to(t);
+    for (auto* c : {&c0, &c1})
+      for (auto& f : c->advance_to(t)) done.push_back(std::move(f));
+  }
+  EXPECT_EQ(done.size(), 2u);
+  std::vector<std::int64_t> gaps;
+  for (const auto& f : done)
+    if (f.id == 1)
+      for (std::size_t k = 1; k < f.rec.content_ns.size(); ++k) gaps.push_back(f.rec.content_ns[k] - f.rec.content_ns[k - 1]);
+  if (gaps.empty()) return 0;
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  return gaps[gaps.size() / 2];
+}
+
+}  // namespace
+
+// The MoE layers of a DP-attention group are one expert-parallel group: a
+// rank reads the weights of every expert of its own that the other ranks'
+// tokens reach, not only its own tokens' experts. Qwen3-30B-A3B (128
+// experts, top 8): one token touches 8 experts, two about 15.5, so a rank
+// decoding one request beside another reads nearly twice the expert bytes
+// it would alone, and its decode step is longer; a dense model's is not.
+TEST(LockstepGroup, EachRankReadsTheExpertsTheOtherRanksTokensReach) {
+  const std::int64_t moe_free = rank0_decode_step("qwen3-30b-a3b", false);
+  const std::int64_t moe_lock = rank0_decode_step("qwen3-30b-a3b", true);
+  ASSERT_GT(moe_free, 0);
+  EXPECT_GT(static_cast<double>(moe_lock), 1.2 * static_cast<double>(moe_free)) << moe_lock << " " << moe_free;
+  EXPECT_LT(static_cast<double>(moe_lock), 2.0 * static_cast<double>(moe_free)) << moe_lock << " " << moe_free;
+  const std::int64_t dense_free = rank0_decode_step("qwen3-8b", false);
+  const std::int64_t dense_lock = rank0_decode_step("qwen3-8b", true);
+  EXPECT_NEAR(static_cast<double>(dense_lock), static_cast<double>(dense_free), 0.01 * static_cast<double>(dense_free));
+}
