@@ -806,17 +806,27 @@ TEST(StepTime, ADpAttentionRanksStepReadsTheExpertsItsPeersTokensReach) {
   EXPECT_DOUBLE_EQ(grouped.decode_round(6, 6 * 100000.0).total_s, a.total_s);
 }
 
+namespace {
+// MiniMax-M3 FP8 under vLLM at TP8 on an MI300X, as the InferenceX launcher runs it.
+struct MiniMaxOnMi300x {
+  ModelSpec m = load_model_spec("minimax-m3-fp8");
+  HardwareSpec hw = load_hardware_spec("mi300x");
+  EngineConfig cfg = [] {
+    EngineConfig c;
+    c.tp = 8;
+    c.scheduler = SchedulerKind::vllm;
+    return c;
+  }();
+};
+}  // namespace
+
 // vLLM's Triton MiniMax-M3 indexer on ROCm splits a request's 128-key
 // blocks over pow2floor(min(256, 512 / requests)) workgroups: 2 requests
 // split a 200k context 256 ways, 10 requests only 32 ways, so the sparse
 // layers' scoring grows with the batch at the per-workgroup rate. Index keys:
 // BF16, 128 wide, one head a rank at TP8, in 57 sparse layers.
 TEST(StepTime, TheTritonIndexerOnRocmWalksItsChunkOfTheLongestContext) {
-  const auto m = load_model_spec("minimax-m3-fp8");
-  const auto hw = load_hardware_spec("mi300x");
-  EngineConfig cfg;
-  cfg.tp = 8;
-  cfg.scheduler = SchedulerKind::vllm;
+  const auto& [m, hw, cfg] = MiniMaxOnMi300x{};
   const StepTimeModel s(m, hw, cfg);
   const double ctx = 200000;  // 1563 blocks of 128
   const double key_block = 128.0 * 128 * 2;
@@ -843,11 +853,7 @@ TEST(StepTime, TheTritonIndexerOnRocmWalksItsChunkOfTheLongestContext) {
 // the chunk has. 131,000 tokens of prefix + chunk: 1024 blocks of 128 keys
 // of 256 B (BF16, 128 wide) at 5.9 GB/s, 5.69 ms a layer, 324 ms a step.
 TEST(StepTime, TheTritonIndexerOnRocmWalksAPrefillToItsChunksEnd) {
-  const auto m = load_model_spec("minimax-m3-fp8");
-  const auto hw = load_hardware_spec("mi300x");
-  EngineConfig cfg;
-  cfg.tp = 8;
-  cfg.scheduler = SchedulerKind::vllm;
+  const auto& [m, hw, cfg] = MiniMaxOnMi300x{};
   const StepTimeModel s(m, hw, cfg);
   const double end = 131000, step_walk = 57 * 1024 * 128 * 256.0 / 5.9e9;
   auto prefill_only = [&](const StepTimeModel& model, double chunk) {
