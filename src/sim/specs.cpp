@@ -166,9 +166,8 @@ double ModelSpec::kv_read_bytes_rank(int tp, double requests, double context_tok
   } else if (a.sparse_mla()) {
     // A layer that scores reads every index key; every layer reads the
     // latents (with their scales and rope part) of the top-k tokens.
-    const double latent = kv_bytes_per_token_layer_rank(tp) - a.index_key_bytes;
-    per_request = scoring_layers() * c * a.index_key_bytes +
-                  layers_full * std::min(c, static_cast<double>(a.topk_tokens)) * latent;
+    const SparseMlaRead r = sparse_mla_read(tp, c);
+    per_request = scoring_layers() * r.index_keys + layers_full * r.top_k_latents;
   } else {
     // Dense layers read the whole context; sparse layers every index key and
     // the GQA KV of the selected blocks.
@@ -187,10 +186,8 @@ double ModelSpec::draft_kv_read_bytes_rank(int tp, double requests, double conte
     // The MTP layer runs its own indexer (GLM-5.2's index_share_for_mtp_iteration
     // shares it across the draft's steps, not with the target's layers):
     // one scoring layer's reads.
-    const double c = context_tokens / requests;
-    const double latent = kv_bytes_per_token_layer_rank(tp) - attention.index_key_bytes;
-    return requests * mtp->draft_kv_layers *
-           (c * attention.index_key_bytes + std::min(c, static_cast<double>(attention.topk_tokens)) * latent);
+    const SparseMlaRead r = sparse_mla_read(tp, context_tokens / requests);
+    return requests * mtp->draft_kv_layers * (r.index_keys + r.top_k_latents);
   }
   // The draft's layers read as the average target layer does.
   return kv_read_bytes_rank(tp, requests, context_tokens) * mtp->draft_kv_layers / layers_full;
@@ -225,6 +222,11 @@ double ModelSpec::indexer_flops_per_query(double ctx) const {
   if (a.kind == AttentionLayout::Kind::sparse_gqa) return a.sparse_layers * ctx * index_pair;
   if (a.sparse_mla()) return scoring_layers() * ctx * index_pair;
   return 0;
+}
+
+ModelSpec::SparseMlaRead ModelSpec::sparse_mla_read(int tp, double context) const {
+  const double latent = kv_bytes_per_token_layer_rank(tp) - attention.index_key_bytes;
+  return {context * attention.index_key_bytes, std::min(context, static_cast<double>(attention.topk_tokens)) * latent};
 }
 
 int ModelSpec::scoring_layers() const {

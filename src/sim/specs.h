@@ -226,6 +226,12 @@ struct ModelSpec {
 
  private:
   bool capped_reads() const;  // compressed, sparse GQA or sparse MLA: reads capped at a window / top-k
+  // Sparse MLA: what one layer reads for one query at `context` tokens, on a
+  // rank: every index key (a scoring layer's part) and the top-k latents.
+  struct SparseMlaRead {
+    double index_keys = 0, top_k_latents = 0;
+  };
+  SparseMlaRead sparse_mla_read(int tp, double context) const;
   double mla_pair() const;    // absorbed MLA FLOPs per (query, context token) pair per layer
   double gqa_bytes_per_token_layer_rank(int tp) const;  // 2 x KV heads per rank x head_dim x dtype
   // One query's attention FLOPs at context `ctx` (all layers).

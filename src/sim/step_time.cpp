@@ -125,11 +125,13 @@ double StepTimeModel::serial_walk_s(double context, int layers, double head_byte
   return layers * head_bytes * context / hw_.serial_kv_walk_bytes_per_s;
 }
 
+bool StepTimeModel::triton_indexer_on_rocm() const {
+  return m_.attention.kind == AttentionLayout::Kind::sparse_gqa && cfg_.scheduler == SchedulerKind::vllm && hw_.rocm;
+}
+
 double StepTimeModel::index_walk_s(int decode_requests, double longest_decode_context) const {
   const auto& a = m_.attention;
-  if (decode_requests <= 0 || longest_decode_context <= 0 || a.kind != AttentionLayout::Kind::sparse_gqa ||
-      cfg_.scheduler != SchedulerKind::vllm || !hw_.rocm)
-    return 0;
+  if (decode_requests <= 0 || longest_decode_context <= 0 || !triton_indexer_on_rocm()) return 0;
   // minimax_m3_index_decode's grid on gfx942 (TARGET_GRID 512): chunks a
   // request = the largest power of two <= min(256, 512 // requests); each
   // workgroup scores ceil(blocks / chunks) blocks of 128 keys, every index
@@ -144,9 +146,7 @@ double StepTimeModel::index_walk_s(int decode_requests, double longest_decode_co
 
 double StepTimeModel::index_prefill_walk_s(double longest_prefill_context) const {
   const auto& a = m_.attention;
-  if (longest_prefill_context <= 0 || a.kind != AttentionLayout::Kind::sparse_gqa ||
-      cfg_.scheduler != SchedulerKind::vllm || !hw_.rocm)
-    return 0;
+  if (longest_prefill_context <= 0 || !triton_indexer_on_rocm()) return 0;
   // minimax_m3_index_score's grid: (query blocks of 64, prefills x index
   // heads of the rank); the workgroup of a chunk's last query block scores
   // every 128-key block up to the chunk's end, one after another, with one

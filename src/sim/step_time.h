@@ -131,6 +131,9 @@ class StepTimeModel {
   double serial_walk_s(double context, int layers, double head_bytes) const;
   // The drafter's first forward's walk (0 unless its backend walks).
   double draft_walk_s(double walked_context) const;
+  // Whether the step's indexer is vLLM's Triton MiniMax-M3 one on ROCm
+  // (a sparse GQA model under the vLLM scheduler on an AMD GPU).
+  bool triton_indexer_on_rocm() const;
   // vLLM's Triton MiniMax-M3 indexer on ROCm: the chunked walk of the
   // longest decode context's index keys in every sparse layer.
   double index_walk_s(int decode_requests, double longest_decode_context) const;
